@@ -1,0 +1,45 @@
+// How close real kernels come to a device's datasheet peaks. The handful of parameters here are fitted
+// from microbenchmarks (calibration/ tools) or, where no measurement exists yet, derived from published
+// measurements; each profile file records which.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "podsim/calibration/provenance.hpp"
+
+namespace podsim::calibration {
+
+struct GemmTile {
+  int m = 0, n = 0;
+};
+
+struct GemmParams {
+  // Fraction of the per-SM tensor peak the GEMM main loop sustains when its tile is fed fast enough.
+  double mainloop_efficiency = 0.85;
+  // Arithmetic intensity (flop per byte loaded into shared memory) a tile needs to keep tensor cores
+  // busy; smaller tiles fall short proportionally. Models why 64x64 tiles are slower than 256x128.
+  double required_tile_intensity = 40;
+  // Fixed cost per wave of tiles (prologue: filling the software pipeline; epilogue: writing C).
+  double wave_overhead_s = 1.5e-6;
+  // Tile shapes the GEMM library chooses among (it picks the fastest for each shape).
+  std::vector<GemmTile> tiles;
+  // Largest split-K factor the library uses for GEMMs that cannot fill the device.
+  int max_split_k = 4;
+};
+
+struct DeviceProfile {
+  std::string device;
+  std::string file;
+  GemmParams gemm;
+  double memory_efficiency = 0.85;      // achieved / datasheet HBM bandwidth for streaming kernels
+  double kernel_overhead_s = 4e-6;      // launch + tail per kernel, paid by every op
+  double clock_sustain_factor = 1.0;    // sustained (power-limited) / boost clock under training load
+  double framework_memory_bytes = 0;    // CUDA context, library workspaces, allocator slack
+  std::vector<Provenance> provenance;
+};
+
+DeviceProfile load_device_profile(const std::string& path);
+
+}  // namespace podsim::calibration

@@ -1,0 +1,30 @@
+// One simulated training step from files and overrides: load, pick `auto` settings, build, replay, account.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "podsim/report/run_result.hpp"
+#include "podsim/topology/topology.hpp"
+#include "podsim/workload/workload_config.hpp"
+
+namespace podsim::cli {
+
+struct RunRequest {
+  std::string topology_file;
+  std::string workload_file;
+  std::vector<std::string> sets;  // "topology.nodes=128", "workload.parallel.pp=16"
+};
+
+using Progress = std::function<void(const std::string&)>;
+
+// Splits --set assignments by their topology./workload. prefix; throws InputError otherwise.
+void split_sets(const std::vector<std::string>& sets, std::vector<std::pair<std::string, std::string>>& topology,
+                std::vector<std::pair<std::string, std::string>>& workload);
+
+report::RunResult simulate(const RunRequest& request, const Progress& progress = {});
+report::RunResult simulate(const topology::Topology& topo, const workload::WorkloadConfig& w, const Progress& progress = {});
+
+}  // namespace podsim::cli

@@ -1,0 +1,28 @@
+// Errors that reach a user. Anything the user can fix (a typo in a YAML file, an impossible parallel
+// configuration, a bad --set) is an InputError: the CLI prints its message and exits with status 2.
+// Everything else is a bug and surfaces as std::logic_error / std::runtime_error with exit status 1.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace podsim {
+
+class InputError : public std::runtime_error {
+ public:
+  explicit InputError(const std::string& message) : std::runtime_error(message) {}
+};
+
+// A configuration that is valid input but cannot run, e.g. a model that does not fit in device memory.
+// Reported in the results (status column) rather than as an error exit.
+class InfeasibleConfig : public std::runtime_error {
+ public:
+  InfeasibleConfig(std::string status, const std::string& message)
+      : std::runtime_error(message), status_(std::move(status)) {}
+  const std::string& status() const { return status_; }
+
+ private:
+  std::string status_;
+};
+
+}  // namespace podsim

@@ -1,0 +1,26 @@
+// The SimGrid platform for one replay: a host per device that appears in the task graph's flows and a
+// pair of links (one per direction) per topology link on their routes. Routes come from the topology's
+// router through a custom routing zone, so SimGrid never needs an n^2 routing table; only the part of the
+// machine the folded task graph touches is instantiated.
+#pragma once
+
+#include <vector>
+
+#include "podsim/topology/topology.hpp"
+#include "podsim/workload/task_graph.hpp"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace podsim::engine {
+
+struct Platform {
+  std::vector<simgrid::s4u::Host*> device_host;  // device rank -> host (nullptr when unused)
+  int hosts = 0, links = 0;
+};
+
+// Must be called once, in a process whose SimGrid engine is configured for ptask_L07 and has no zone yet.
+Platform build_platform(const topology::Topology& topo, const workload::TaskGraph& graph);
+
+}  // namespace podsim::engine

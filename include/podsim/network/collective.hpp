@@ -1,0 +1,55 @@
+// Collective algorithms as flows over the topology's real links.
+//
+// Sizes follow nccl-tests: `bytes` is the per-rank buffer for all_reduce and broadcast, the full gathered
+// buffer for all_gather and reduce_scatter, the bytes each rank sends in all_to_all, and the message for
+// send_recv. Bus bandwidth factors are nccl-tests' too, so podsim's output reads like theirs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "podsim/network/flow.hpp"
+#include "podsim/topology/topology.hpp"
+
+namespace podsim::network {
+
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
+enum class Algorithm { ring, tree, hierarchical, direct };
+
+const char* to_string(CollectiveKind k);
+const char* to_string(Algorithm a);
+CollectiveKind parse_collective(const std::string& name);  // throws std::invalid_argument
+Algorithm parse_algorithm(const std::string& name);        // throws std::invalid_argument
+
+struct Collective {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  std::vector<int> group;  // device ranks, in ring order
+  double bytes = 0;
+  Algorithm algorithm = Algorithm::ring;
+};
+
+// nccl-tests busbw / algbw factor: 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and
+// all_to_all, 1 otherwise.
+double bus_factor(CollectiveKind kind, int ranks);
+
+// Decomposes a collective into phases of concurrent flows. Ring: one phase, NCCL-style channels (one ring
+// per rail when a group spans several GPUs on each of several servers). Tree: one phase of a reduce+
+// broadcast binary tree. Hierarchical all_reduce: intra-node reduce-scatter, inter-node all_reduce per
+// local rank, intra-node all-gather. Direct: every pair at once (all_to_all).
+CommPlan plan_collective(const topology::Topology& topo, const Collective& c);
+
+// Several single-phase plans run back to back by the same ranks (e.g. the two all-reduces of a layer)
+// as one phase: bytes of identical (src, dst) flows add up, latencies add up. Exact on an idle network
+// when the plans share their bottleneck, which collectives over one group do.
+CommPhase serial_merge(const std::vector<CommPlan>& plans);
+// Plans run at the same time by disjoint groups (e.g. one ring per rail): phase i of the result holds
+// the flows of phase i of every plan, with the largest latency.
+CommPlan concurrent(const std::vector<CommPlan>& plans);
+// The same plan with every flow's bytes and the latency multiplied by `factor`.
+CommPlan scaled(const CommPlan& plan, double factor);
+
+// Software latency of one algorithm step between two devices: the largest per-class step latency on the
+// route (so a ring that crosses InfiniBand anywhere pays the InfiniBand step).
+double step_latency(const topology::Topology& topo, int src, int dst);
+
+}  // namespace podsim::network

@@ -1,0 +1,19 @@
+// One builder per topology family. Each lives in its own file under src/topology/ and reads the keys of
+// its YAML kind; loader.cpp maps `kind:` to these.
+#pragma once
+
+#include <string>
+
+#include "podsim/topology/topology.hpp"
+
+namespace podsim {
+class ConfigNode;
+}
+
+namespace podsim::topology {
+
+// kind: gpu_cluster — servers of GPUs on an NVLink/NVSwitch scale-up fabric, one NIC per rail, joined by
+// a rail-optimized fat tree (DGX SuperPOD and its predecessors).
+Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir);
+
+}  // namespace podsim::topology

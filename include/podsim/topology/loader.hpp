@@ -1,0 +1,31 @@
+// YAML topology file -> Topology. The file's `kind` selects the family builder (gpu_cluster, torus, ...);
+// overrides are `--set topology.KEY=VALUE` with the `topology.` prefix removed.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "podsim/topology/topology.hpp"
+
+namespace podsim {
+class ConfigNode;
+}
+
+namespace podsim::topology {
+
+using Overrides = std::vector<std::pair<std::string, std::string>>;  // (dotted path, value)
+
+Topology load_topology(const std::string& path, const Overrides& overrides = {});
+
+// Family builders register themselves here; each reads its own keys from the document root.
+using FamilyBuilder = Topology (*)(const ConfigNode& root, const std::string& base_dir);
+void register_family(const std::string& kind, FamilyBuilder builder);
+
+// Shared readers for sections every family has.
+DeviceSpec read_device_spec(const ConfigNode& device, const std::string& base_dir);
+// Applies the fabric profile's per-class efficiencies to the links; errors name unknown classes.
+void apply_fabric_profile(Topology& topo, const ConfigNode& root, const std::string& base_dir);
+std::string resolve_path(const std::string& base_dir, const std::string& path);
+
+}  // namespace podsim::topology

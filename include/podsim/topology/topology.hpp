@@ -1,0 +1,99 @@
+// The hardware graph: devices, NICs and switches joined by full-duplex links, with a router that knows
+// the path a flow takes between two devices. Everything above this layer (collective algorithms, the
+// engine's platform) sees only this typed model, never the YAML it came from.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "podsim/calibration/device_profile.hpp"
+#include "podsim/calibration/fabric_profile.hpp"
+#include "podsim/topology/device_spec.hpp"
+
+namespace podsim::topology {
+
+// Links are grouped into classes because calibration (achieved bandwidth, per-hop latency of collectives)
+// is measured per class, e.g. NCCL on NVLink vs on InfiniBand.
+enum class LinkClass { nvlink, pcie, infiniband, ethernet, ici, wafer_mesh, fabric };
+const char* to_string(LinkClass c);
+LinkClass parse_link_class(const std::string& name);  // throws std::invalid_argument
+bool is_inter_node(LinkClass c);
+
+enum class VertexKind { device, nic, switch_ };
+
+struct Vertex {
+  VertexKind kind;
+  std::string name;
+  std::string role;  // "gpu", "nvswitch", "leaf", "spine", "core", "nic", ...
+  int node = -1;     // server the vertex belongs to, -1 for fabric switches
+};
+
+// A full-duplex link: each direction carries `bandwidth` independently.
+struct Link {
+  int a = -1, b = -1;      // vertex ids
+  double bandwidth = 0;    // nominal bytes/s per direction
+  double latency = 0;      // seconds
+  LinkClass cls = LinkClass::fabric;
+  double efficiency = 1;   // achieved / nominal, from the fabric calibration profile
+  double effective_bandwidth() const { return bandwidth * efficiency; }
+};
+
+// One traversal of a link, in the a->b (forward) or b->a direction.
+struct Hop {
+  int link = -1;
+  bool forward = true;
+};
+using Route = std::vector<Hop>;
+
+class Router {
+ public:
+  virtual ~Router() = default;
+  // Appends the hops from device vertex `src` to device vertex `dst` (src != dst).
+  virtual void route(int src_vertex, int dst_vertex, Route& out) const = 0;
+  virtual std::string describe() const = 0;
+};
+
+class Topology {
+ public:
+  std::string name;
+  std::string kind;        // "gpu_cluster", "torus", ...
+  std::string source_file;
+  DeviceSpec device;
+  calibration::DeviceProfile device_profile;  // how close kernels get to `device`'s peaks
+  calibration::FabricProfile fabric_profile;  // how close collectives get to the links' bandwidth
+  int nodes = 0;
+  int devices_per_node = 0;
+
+  std::vector<Vertex> vertices;
+  std::vector<Link> links;
+  std::vector<int> device_vertex;  // device rank -> vertex id
+
+  int add_vertex(Vertex v);
+  int add_link(int a, int b, double bandwidth, double latency, LinkClass cls);
+
+  int device_count() const { return static_cast<int>(device_vertex.size()); }
+  int node_of(int device) const { return vertices[device_vertex[device]].node; }
+  const Router& router() const { return *router_; }
+  void set_router(std::unique_ptr<Router> r) { router_ = std::move(r); }
+
+  // Device ranks whose traffic leaves the node through the same NIC as `device` does (its "rail").
+  // Workloads fold devices that are symmetric; traffic of devices sharing a rail must not be folded.
+  std::vector<int> rail_peers(int device) const;
+  // Rail (NIC index within the node) of a device, -1 if the topology has no NICs.
+  int rail_of(int device) const;
+  void set_rails(std::vector<int> rail_of_device) { rail_of_device_ = std::move(rail_of_device); }
+
+  // Counts of vertices by role, for `topo describe`.
+  std::map<std::string, int> role_counts() const;
+
+  // Extra lines for `topo describe` that only the builder of a family knows (SU count, torus dims...).
+  std::vector<std::pair<std::string, std::string>> facts;
+
+ private:
+  std::shared_ptr<Router> router_;
+  std::vector<int> rail_of_device_;
+};
+
+}  // namespace podsim::topology

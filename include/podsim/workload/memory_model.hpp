@@ -1,0 +1,30 @@
+// Device memory per pipeline stage: weights, gradients, optimizer state, the activations the schedule
+// holds at its peak (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models",
+// MLSys 2023, Sec. 4), and buffers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "podsim/calibration/device_profile.hpp"
+#include "podsim/workload/workload_config.hpp"
+
+namespace podsim::workload {
+
+struct MemoryBreakdown {
+  double weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0, framework = 0;
+  double total() const { return weights + gradients + optimizer + activations + buffers + framework; }
+};
+
+// Parameters held by one tensor-parallel rank of pipeline stage `stage` (embeddings on the first stage,
+// the tied output embedding and final norm on the last).
+double stage_params(const WorkloadConfig& w, int stage);
+
+// Activation bytes one layer keeps for one microbatch until its backward, for the chosen recomputation.
+double layer_activation_bytes(const WorkloadConfig& w, int micro_batch, Recompute recompute);
+
+std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_batch, int virtual_stages,
+                                          const std::vector<int>& peak_in_flight,
+                                          const calibration::DeviceProfile& profile);
+
+}  // namespace podsim::workload

@@ -1,0 +1,40 @@
+// Pipeline schedules as per-stage programs, written the way Megatron-LM's schedules.py runs them:
+// compute steps (forward or backward of one microbatch on one model chunk) separated by blocking
+// point-to-point calls, each of which sends and/or receives one or more tensors to the neighbouring
+// stages and returns only when all of them are done.
+#pragma once
+
+#include <vector>
+
+#include "podsim/workload/workload_config.hpp"
+
+namespace podsim::workload {
+
+enum class Pass { forward, backward };
+
+struct P2p {
+  bool send = true;     // send (true) or receive
+  bool next = true;     // peer is the next stage (true) or the previous one; wraps around when interleaved
+  bool activation = true;  // forward activation (true) or backward gradient
+};
+
+struct StageStep {
+  bool compute = true;
+  // compute step
+  Pass pass = Pass::forward;
+  int microbatch = 0;
+  int chunk = 0;  // model chunk on this stage (0 .. virtual_stages-1)
+  // communication step
+  std::vector<P2p> p2p;
+};
+
+using StageProgram = std::vector<StageStep>;
+
+// Programs of all `stages` stages for `microbatches` microbatches and `chunks` model chunks per stage.
+std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks);
+
+// The largest number of forward chunk-passes whose backward has not finished, per stage: the number of
+// microbatch activations each stage holds at its peak.
+std::vector<int> peak_in_flight(const std::vector<StageProgram>& programs);
+
+}  // namespace podsim::workload

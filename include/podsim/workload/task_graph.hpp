@@ -1,0 +1,54 @@
+// The workload layer's output and the engine's input: a DAG of tasks, each a stretch of device-busy time
+// followed by zero or more phases of network flows. Tasks on one stream run in order (the builder makes
+// each task depend on its stream predecessor); tasks without a stream (point-to-point transfers between
+// two stages) start as soon as their dependencies are met.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "podsim/network/flow.hpp"
+
+namespace podsim::workload {
+
+// Where time goes; the order is the priority used when a stage does several things at once.
+enum class Category : std::uint8_t { compute, tp, pp, dp, optimizer, count };
+const char* to_string(Category c);
+
+struct Stream {
+  std::string name;  // "stage 3 compute", "stage 3 dp"
+  int stage = -1;
+  int device = -1;   // representative device rank
+};
+
+struct Task {
+  int stream = -1;               // -1: not stream-ordered
+  int stage = -1;                // stage whose timeline this task belongs to (-1: none)
+  int peer_stage = -1;           // for transfers: the other stage involved
+  std::vector<int> deps;
+  double compute_seconds = 0;    // device busy time, spent first
+  Category compute_category = Category::compute;
+  int plan = -1;                 // index into TaskGraph::plans, -1 for none
+  Category comm_category = Category::tp;
+  // Labels for traces and tests.
+  char kind = ' ';               // 'F' forward, 'B' backward, 'T' transfer, 'G' gather, 'D' dp, 'E' embedding, 'O' optimizer, 'S' sync
+  int microbatch = -1;
+  int chunk = -1;
+};
+
+struct TaskGraph {
+  std::vector<Stream> streams;
+  std::vector<Task> tasks;
+  std::vector<network::CommPlan> plans;
+  int stages = 0;
+  std::vector<int> stage_devices;  // representative device of each stage
+
+  int add_stream(std::string name, int stage, int device);
+  int add_task(Task t);
+  int add_plan(network::CommPlan plan);
+  // Tasks in an order where every dependency comes first; throws std::logic_error on a cycle.
+  std::vector<int> topological_order() const;
+};
+
+}  // namespace podsim::workload

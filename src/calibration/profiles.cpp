@@ -1,0 +1,79 @@
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "podsim/calibration/device_profile.hpp"
+#include "podsim/calibration/fabric_profile.hpp"
+#include "podsim/core/config_node.hpp"
+
+namespace podsim::calibration {
+
+std::vector<Provenance> read_provenance(const ConfigNode& node) {
+  std::vector<Provenance> out;
+  for (const ConfigNode& entry : node.list("provenance")) {
+    Provenance p;
+    p.kind = entry.choice("kind", {"measured", "published", "derived", "prior"});
+    p.source = entry.string("source");
+    p.note = entry.string_or("note", "");
+    entry.reject_unknown_keys();
+    out.push_back(std::move(p));
+  }
+  if (out.empty()) node.fail("provenance", "every profile must say where its numbers came from");
+  return out;
+}
+
+DeviceProfile load_device_profile(const std::string& path) {
+  ConfigNode root = ConfigNode::load_file(path);
+  DeviceProfile p;
+  p.file = path;
+  p.device = root.string("device");
+  ConfigNode gemm = root.child("gemm");
+  p.gemm.mainloop_efficiency = gemm.fraction_or("mainloop_efficiency", p.gemm.mainloop_efficiency);
+  p.gemm.required_tile_intensity = gemm.positive_or("required_tile_intensity_flop_per_byte", 40);
+  p.gemm.wave_overhead_s = gemm.non_negative_or("wave_overhead_us", 1.5) * 1e-6;
+  p.gemm.max_split_k = static_cast<int>(gemm.positive_integer_or("max_split_k", 4));
+  for (const ConfigNode& t : gemm.list("tiles")) {
+    auto dims = t.elements();
+    if (dims.size() != 2) t.fail({}, "a tile is [rows, columns], e.g. [256, 128]");
+    GemmTile tile{static_cast<int>(dims[0].as_number()), static_cast<int>(dims[1].as_number())};
+    if (tile.m <= 0 || tile.n <= 0) t.fail({}, "tile sizes must be positive");
+    p.gemm.tiles.push_back(tile);
+  }
+  gemm.reject_unknown_keys();
+  ConfigNode memory = root.child("memory");
+  p.memory_efficiency = memory.fraction_or("bandwidth_efficiency", p.memory_efficiency);
+  memory.reject_unknown_keys();
+  p.kernel_overhead_s = root.non_negative_or("kernel_overhead_us", 4) * 1e-6;
+  p.clock_sustain_factor = root.fraction_or("clock_sustain_factor", 1.0);
+  p.framework_memory_bytes = root.non_negative_or("framework_memory_GiB", 0) * 1073741824.0;
+  p.provenance = read_provenance(root);
+  root.reject_unknown_keys();
+  return p;
+}
+
+double FabricProfile::efficiency(const std::string& link_class) const {
+  auto it = link_efficiency.find(link_class);
+  return it == link_efficiency.end() ? 1.0 : it->second;
+}
+
+double FabricProfile::step(const std::string& link_class) const {
+  auto it = step_latency.find(link_class);
+  return it == step_latency.end() ? 0.0 : it->second;
+}
+
+FabricProfile load_fabric_profile(const std::string& path) {
+  ConfigNode root = ConfigNode::load_file(path);
+  FabricProfile p;
+  p.file = path;
+  p.name = root.string("name");
+  ConfigNode eff = root.child("link_efficiency");
+  for (const auto& key : eff.keys()) p.link_efficiency[key] = eff.fraction_or(key, 1.0);
+  ConfigNode steps = root.child("step_latency_us");
+  for (const auto& key : steps.keys()) p.step_latency[key] = steps.non_negative_or(key, 0) * 1e-6;
+  p.launch_latency = root.non_negative_or("launch_latency_us", 5) * 1e-6;
+  p.provenance = read_provenance(root);
+  root.reject_unknown_keys();
+  return p;
+}
+
+}  // namespace podsim::calibration

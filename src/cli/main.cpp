@@ -1,0 +1,42 @@
+// podsim: predicts step time, throughput, memory and scaling of large-model training on GPU clusters,
+// TPU pods and wafer-scale systems by simulating one training step. See README.md.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "podsim/cli/commands.hpp"
+#include "podsim/core/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "podsim: simulate one training step of a large model on a cluster and predict its step time,\n"
+      "TFLOP/s per device, MFU, memory per device and where the time goes."};
+  app.name("podsim");
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  podsim run --topology topologies/dgx-a100-superpod.yaml --workload workloads/gpt3-175b.yaml --out out/\n"
+      "  podsim run ... --set workload.parallel.pp=16 --set topology.nodes=128 --out out2/\n"
+      "  podsim topo describe topologies/dgx-a100-superpod.yaml\n"
+      "  podsim collective --topology topologies/dgx-a100-superpod.yaml --op all_reduce --devices 64 --bytes 1GB\n"
+      "  podsim validate\n"
+      "Run 'podsim COMMAND --help' for the options of a command.");
+  podsim::cli::add_run_command(app);
+  podsim::cli::add_topo_command(app);
+  podsim::cli::add_collective_command(app);
+  podsim::cli::add_validate_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const podsim::InputError& e) {
+    std::fprintf(stderr, "podsim: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "podsim: internal error: %s\n(this is a bug in podsim; please report it with the command line)\n",
+                 e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,69 @@
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "podsim/cli/commands.hpp"
+#include "podsim/cli/simulation.hpp"
+#include "podsim/report/summary_text.hpp"
+#include "podsim/report/writers.hpp"
+
+namespace podsim::cli {
+
+std::string find_project_file(const std::string& relative) {
+  namespace fs = std::filesystem;
+  if (fs::exists(relative)) return relative;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
+      if (fs::exists(dir / relative)) return (dir / relative).string();
+  return relative;
+}
+
+void add_run_command(CLI::App& app) {
+  struct Options {
+    RunRequest request;
+    std::string out;
+    bool quiet = false;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* run = app.add_subcommand("run", "Simulate one training step of a workload on a topology");
+  run->add_option("--topology,-t", opt->request.topology_file, "Topology YAML (topologies/*.yaml)")->required();
+  run->add_option("--workload,-w", opt->request.workload_file, "Workload YAML (workloads/*.yaml)")->required();
+  run->add_option("--set,-s", opt->request.sets,
+                  "Override any YAML key by its dotted path, prefixed topology. or workload.\n"
+                  "e.g. --set workload.parallel.pp=16 --set topology.nodes=128 (repeatable)");
+  run->add_option("--out,-o", opt->out, "Directory for summary.csv, breakdown.csv and result.json");
+  run->add_flag("--quiet,-q", opt->quiet, "Print nothing but errors");
+  run->footer(
+      "Prints step time, TFLOP/s per device, MFU, memory per device and where the time went\n"
+      "(compute, exposed tensor/pipeline/data-parallel communication, optimizer, pipeline bubble).\n"
+      "With micro_batch: auto or virtual_stages: auto in the workload, every setting that fits in memory\n"
+      "is simulated and the fastest is reported. A configuration that does not fit in device memory is\n"
+      "reported with status out_of_memory.\n"
+      "Exit status: 0 on success, 2 on bad input (the message names the file, line and field).");
+  run->callback([opt] {
+    bool tty = ::isatty(2) && !opt->quiet;
+    auto started = std::chrono::steady_clock::now();
+    auto progress = [tty](const std::string& msg) {
+      if (tty) std::fprintf(stderr, "\r\033[K%s", msg.c_str());
+    };
+    report::RunResult r = simulate(opt->request, progress);
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!opt->out.empty()) report::write_run_outputs(r, opt->out);
+    if (opt->quiet) return;
+    std::fputs(report::human_summary(r).c_str(), stdout);
+    if (!r.search_log.empty()) std::printf("  settings     chose the fastest of %zu candidate settings (see result.json)\n", r.search_log.size());
+    std::printf("  simulated    %zu tasks, %lld network phases in %.2f s of wall time\n", r.step.graph.tasks.size(),
+                r.replay.simgrid_activities, wall);
+    if (!opt->out.empty())
+      std::printf("  wrote        %s/summary.csv, breakdown.csv, result.json\n", opt->out.c_str());
+  });
+}
+
+}  // namespace podsim::cli

@@ -1,0 +1,331 @@
+#include "podsim/core/config_node.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "podsim/core/error.hpp"
+
+namespace podsim {
+namespace {
+
+std::string describe_value(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "nothing";
+  if (node.IsScalar()) return fmt::format("'{}'", node.Scalar());
+  if (node.IsSequence()) return "a list";
+  return "a mapping";
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+// Edit distance, for "did you mean" hints on unknown keys.
+size_t distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+ConfigNode::ConfigNode(YAML::Node node, std::shared_ptr<const ConfigSource> source, std::string path)
+    : node_(std::move(node)),
+      source_(std::move(source)),
+      path_(std::move(path)),
+      read_keys_(std::make_shared<std::set<std::string>>()) {}
+
+ConfigNode ConfigNode::load_file(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(fmt::format("{}: cannot open file", file));
+  std::stringstream text;
+  text << in.rdbuf();
+  return load_string(text.str(), file);
+}
+
+ConfigNode ConfigNode::load_string(const std::string& text, const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(fmt::format("{}:{}:{}: YAML syntax error: {}", name, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) throw InputError(fmt::format("{}:1:1: expected a mapping of keys at the top level", name));
+  auto source = std::make_shared<ConfigSource>();
+  source->file = name;
+  return ConfigNode(root, source, "");
+}
+
+void ConfigNode::apply_override(const std::string& dotted_path, const std::string& value, const std::string& flag) {
+  std::vector<std::string> parts;
+  std::stringstream ss(dotted_path);
+  for (std::string part; std::getline(ss, part, '.');) {
+    if (part.empty()) throw InputError(fmt::format("{}: empty key in path '{}'", flag, dotted_path));
+    parts.push_back(part);
+  }
+  if (parts.empty()) throw InputError(fmt::format("{}: missing key path", flag));
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(fmt::format("{}: value is not valid YAML: {}", flag, e.msg));
+  }
+  // yaml-cpp nodes are handles: walk down by reassigning a handle, creating mappings as needed.
+  YAML::Node cursor = node_;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node next = cursor[parts[i]];
+    if (next.IsDefined() && !next.IsNull() && !next.IsMap())
+      throw InputError(fmt::format("{}: '{}' is {} in {}, not a mapping that could hold '{}'", flag,
+                                   join({parts.begin(), parts.begin() + i + 1}, "."), describe_value(next),
+                                   source_->file, parts[i + 1]));
+    if (!next.IsDefined() || next.IsNull()) cursor[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    cursor.reset(cursor[parts[i]]);
+  }
+  cursor[parts.back()] = parsed;
+  auto mutable_source = std::const_pointer_cast<ConfigSource>(source_);
+  std::string full = path_.empty() ? dotted_path : path_ + "." + dotted_path;
+  mutable_source->overrides[full] = flag;
+}
+
+std::string ConfigNode::key_path(std::string_view key) const {
+  if (key.empty()) return path_;
+  if (path_.empty()) return std::string(key);
+  return path_ + "." + std::string(key);
+}
+
+std::string ConfigNode::where(std::string_view key) const {
+  std::string full = key_path(key);
+  // A value replaced on the command line is reported against the flag, including values below it.
+  for (const auto& [path, flag] : source_->overrides) {
+    if (full == path || full.rfind(path + ".", 0) == 0) return fmt::format("{} (field {})", flag, full);
+  }
+  YAML::Mark mark = node_.Mark();
+  if (!key.empty() && node_.IsMap()) {
+    const YAML::Node& self = node_;
+    YAML::Node value = self[std::string(key)];
+    if (value.IsDefined() && !value.Mark().is_null()) mark = value.Mark();
+  }
+  if (mark.is_null()) return fmt::format("{}: {}", source_->file, full.empty() ? "(top level)" : full);
+  return fmt::format("{}:{}:{}: {}", source_->file, mark.line + 1, mark.column + 1,
+                     full.empty() ? "(top level)" : full);
+}
+
+void ConfigNode::fail(std::string_view key, const std::string& message) const {
+  throw InputError(fmt::format("{}: {}", where(key), message));
+}
+
+YAML::Node ConfigNode::raw(std::string_view key) const {
+  if (!node_.IsMap()) fail({}, fmt::format("expected a mapping, got {}", describe_value(node_)));
+  read_keys_->insert(std::string(key));
+  const YAML::Node& self = node_;
+  return self[std::string(key)];
+}
+
+bool ConfigNode::has(std::string_view key) const {
+  if (!node_.IsMap()) return false;
+  const YAML::Node& self = node_;
+  YAML::Node value = self[std::string(key)];
+  return value.IsDefined() && !value.IsNull();
+}
+
+ConfigNode ConfigNode::child(std::string_view key) const {
+  YAML::Node value = raw(key);
+  if (!value.IsDefined() || value.IsNull()) fail(key, "required section is missing");
+  if (!value.IsMap()) fail(key, fmt::format("expected a mapping of keys, got {}", describe_value(value)));
+  return ConfigNode(value, source_, key_path(key));
+}
+
+std::optional<ConfigNode> ConfigNode::optional_child(std::string_view key) const {
+  YAML::Node value = raw(key);
+  if (!value.IsDefined() || value.IsNull()) return std::nullopt;
+  if (!value.IsMap()) fail(key, fmt::format("expected a mapping of keys, got {}", describe_value(value)));
+  return ConfigNode(value, source_, key_path(key));
+}
+
+std::vector<ConfigNode> ConfigNode::elements() const {
+  if (!node_.IsSequence()) fail({}, fmt::format("expected a list, got {}", describe_value(node_)));
+  std::vector<ConfigNode> out;
+  for (size_t i = 0; i < node_.size(); ++i)
+    out.emplace_back(node_[i], source_, fmt::format("{}[{}]", path_, i));
+  return out;
+}
+
+std::vector<ConfigNode> ConfigNode::list(std::string_view key) const {
+  YAML::Node value = raw(key);
+  if (!value.IsDefined() || value.IsNull()) fail(key, "required list is missing");
+  if (!value.IsSequence()) fail(key, fmt::format("expected a list, got {}", describe_value(value)));
+  return ConfigNode(value, source_, key_path(key)).elements();
+}
+
+bool ConfigNode::is_list(std::string_view key) const {
+  if (!node_.IsMap()) return false;
+  const YAML::Node& self = node_;
+  return self[std::string(key)].IsSequence();
+}
+
+std::vector<std::string> ConfigNode::keys() const {
+  std::vector<std::string> out;
+  if (!node_.IsMap()) return out;
+  for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+  return out;
+}
+
+double ConfigNode::as_number() const {
+  if (!node_.IsScalar()) fail({}, fmt::format("expected a number, got {}", describe_value(node_)));
+  double v;
+  try {
+    v = node_.as<double>();
+  } catch (const YAML::Exception&) {
+    fail({}, fmt::format("expected a number, got {}", describe_value(node_)));
+  }
+  if (!std::isfinite(v)) fail({}, fmt::format("expected a finite number, got {}", describe_value(node_)));
+  return v;
+}
+
+std::string ConfigNode::as_string() const {
+  if (!node_.IsScalar()) fail({}, fmt::format("expected text, got {}", describe_value(node_)));
+  return node_.Scalar();
+}
+
+double ConfigNode::number(std::string_view key) const {
+  YAML::Node value = raw(key);
+  if (!value.IsDefined() || value.IsNull()) fail(key, "required value is missing (expected a number)");
+  return ConfigNode(value, source_, key_path(key)).as_number();
+}
+
+double ConfigNode::number_or(std::string_view key, double fallback) const {
+  return has(key) ? number(key) : (raw(key), fallback);
+}
+
+double ConfigNode::positive(std::string_view key) const {
+  double v = number(key);
+  if (!(v > 0)) fail(key, fmt::format("must be greater than 0, got {}", v));
+  return v;
+}
+
+double ConfigNode::positive_or(std::string_view key, double fallback) const {
+  return has(key) ? positive(key) : (raw(key), fallback);
+}
+
+double ConfigNode::non_negative_or(std::string_view key, double fallback) const {
+  if (!has(key)) return raw(key), fallback;
+  double v = number(key);
+  if (v < 0) fail(key, fmt::format("must be 0 or more, got {}", v));
+  return v;
+}
+
+double ConfigNode::fraction_or(std::string_view key, double fallback) const {
+  if (!has(key)) return raw(key), fallback;
+  double v = number(key);
+  if (!(v > 0 && v <= 1)) fail(key, fmt::format("must be a fraction in (0, 1], got {}", v));
+  return v;
+}
+
+long long ConfigNode::integer(std::string_view key) const {
+  YAML::Node value = raw(key);
+  if (!value.IsDefined() || value.IsNull()) fail(key, "required value is missing (expected a whole number)");
+  double v = ConfigNode(value, source_, key_path(key)).as_number();
+  if (v != std::floor(v) || std::fabs(v) > 9.0e15)
+    fail(key, fmt::format("expected a whole number, got {}", describe_value(value)));
+  return static_cast<long long>(v);
+}
+
+long long ConfigNode::integer_or(std::string_view key, long long fallback) const {
+  return has(key) ? integer(key) : (raw(key), fallback);
+}
+
+long long ConfigNode::positive_integer(std::string_view key) const {
+  long long v = integer(key);
+  if (v <= 0) fail(key, fmt::format("must be a whole number of at least 1, got {}", v));
+  return v;
+}
+
+long long ConfigNode::positive_integer_or(std::string_view key, long long fallback) const {
+  return has(key) ? positive_integer(key) : (raw(key), fallback);
+}
+
+long long ConfigNode::positive_integer_or_auto(std::string_view key, long long fallback) const {
+  if (!has(key)) return raw(key), fallback;
+  YAML::Node value = raw(key);
+  if (value.IsScalar() && value.Scalar() == "auto") return 0;
+  long long v;
+  try {
+    v = integer(key);
+  } catch (const InputError&) {
+    fail(key, fmt::format("expected a whole number of at least 1 or 'auto', got {}", describe_value(value)));
+  }
+  if (v <= 0) fail(key, fmt::format("expected a whole number of at least 1 or 'auto', got {}", v));
+  return v;
+}
+
+bool ConfigNode::boolean_or(std::string_view key, bool fallback) const {
+  YAML::Node value = raw(key);
+  if (!value.IsDefined() || value.IsNull()) return fallback;
+  try {
+    if (value.IsScalar()) return value.as<bool>();
+  } catch (const YAML::Exception&) {
+  }
+  fail(key, fmt::format("expected true or false, got {}", describe_value(value)));
+}
+
+std::string ConfigNode::string(std::string_view key) const {
+  YAML::Node value = raw(key);
+  if (!value.IsDefined() || value.IsNull()) fail(key, "required value is missing (expected text)");
+  return ConfigNode(value, source_, key_path(key)).as_string();
+}
+
+std::string ConfigNode::string_or(std::string_view key, std::string fallback) const {
+  return has(key) ? string(key) : (raw(key), fallback);
+}
+
+std::string ConfigNode::choice(std::string_view key, const std::vector<std::string>& valid) const {
+  std::string v = string(key);
+  for (const auto& option : valid)
+    if (v == option) return v;
+  fail(key, fmt::format("'{}' is not one of: {}", v, join(valid, ", ")));
+}
+
+std::string ConfigNode::choice_or(std::string_view key, const std::vector<std::string>& valid,
+                                  std::string fallback) const {
+  return has(key) ? choice(key, valid) : (raw(key), fallback);
+}
+
+void ConfigNode::reject_unknown_keys() const {
+  if (!node_.IsMap()) return;
+  for (const auto& kv : node_) {
+    std::string key = kv.first.as<std::string>();
+    if (read_keys_->count(key)) continue;
+    std::string hint;
+    size_t best = 3;
+    for (const auto& known : *read_keys_) {
+      size_t d = distance(key, known);
+      if (d < best) best = d, hint = fmt::format(" (did you mean '{}'?)", known);
+    }
+    std::vector<std::string> valid(read_keys_->begin(), read_keys_->end());
+    throw InputError(fmt::format("{}: unknown key '{}'{}; valid keys here: {}", where(key), key, hint,
+                                 valid.empty() ? "none" : join(valid, ", ")));
+  }
+}
+
+std::pair<std::string, std::string> split_assignment(const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(fmt::format("--set {}: expected KEY=VALUE, e.g. --set workload.parallel.pp=16", assignment));
+  return {assignment.substr(0, eq), assignment.substr(eq + 1)};
+}
+
+}  // namespace podsim

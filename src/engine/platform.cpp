@@ -1,0 +1,86 @@
+#include "podsim/engine/platform.hpp"
+
+#include <fmt/format.h>
+
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/s4u.hpp>
+#include <unordered_set>
+
+namespace podsim::engine {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+namespace kr = simgrid::kernel::routing;
+
+// Routing zone that asks podsim's router. Depends on SimGrid kernel headers (stable in 3.32; the
+// equivalent in 4.x is a NetZoneImpl subclass too).
+class TopologyZone final : public kr::NetZoneImpl {
+ public:
+  TopologyZone(const topology::Topology& topo) : NetZoneImpl("podsim"), topo_(topo) {}
+
+  void get_local_route(const kr::NetPoint* src, const kr::NetPoint* dst, kr::Route* into, double* latency) override {
+    route_.clear();
+    topo_.router().route(topo_.device_vertex[netpoint_device_.at(src->id())],
+                         topo_.device_vertex[netpoint_device_.at(dst->id())], route_);
+    for (const auto& hop : route_) {
+      sg4::Link* link = (hop.forward ? forward_ : backward_).at(hop.link);
+      into->link_list_.push_back(link->get_impl());
+      if (latency) *latency += link->get_latency();
+    }
+  }
+
+  const topology::Topology& topo_;
+  std::vector<int> netpoint_device_;            // netpoint id -> device rank
+  std::vector<sg4::Link*> forward_, backward_;  // topology link -> SimGrid link per direction
+  topology::Route route_;
+};
+
+}  // namespace
+
+Platform build_platform(const topology::Topology& topo, const workload::TaskGraph& graph) {
+  // Which devices and link directions the graph's flows use.
+  std::vector<char> used_device(topo.device_count(), 0);
+  std::vector<char> used_link(topo.links.size() * 2, 0);
+  std::unordered_set<long long> pairs;
+  topology::Route route;
+  for (const auto& plan : graph.plans)
+    for (const auto& phase : plan)
+      for (const auto& f : phase.flows) {
+        if (f.src == f.dst) continue;
+        if (!pairs.insert(static_cast<long long>(f.src) * topo.device_count() + f.dst).second) continue;
+        used_device[f.src] = used_device[f.dst] = 1;
+        route.clear();
+        topo.router().route(topo.device_vertex[f.src], topo.device_vertex[f.dst], route);
+        for (const auto& hop : route) used_link[hop.link * 2 + (hop.forward ? 0 : 1)] = 1;
+      }
+
+  auto* zone = new TopologyZone(topo);  // owned by the SimGrid engine once created
+  sg4::NetZone* iface = zone->get_iface();
+  Platform platform;
+  platform.device_host.assign(topo.device_count(), nullptr);
+  for (int d = 0; d < topo.device_count(); ++d) {
+    if (!used_device[d]) continue;
+    platform.device_host[d] = iface->create_host(fmt::format("dev{}", d), 1e9);
+    size_t id = platform.device_host[d]->get_netpoint()->id();
+    if (zone->netpoint_device_.size() <= id) zone->netpoint_device_.resize(id + 1, -1);
+    zone->netpoint_device_[id] = d;
+    platform.hosts++;
+  }
+  zone->forward_.assign(topo.links.size(), nullptr);
+  zone->backward_.assign(topo.links.size(), nullptr);
+  for (size_t l = 0; l < topo.links.size(); ++l)
+    for (int dir = 0; dir < 2; ++dir) {
+      if (!used_link[l * 2 + dir]) continue;
+      const auto& link = topo.links[l];
+      sg4::Link* sl = iface->create_link(fmt::format("l{}{}", l, dir ? 'b' : 'f'), link.effective_bandwidth());
+      sl->set_latency(link.latency);
+      sl->seal();
+      (dir ? zone->backward_ : zone->forward_)[l] = sl;
+      platform.links++;
+    }
+  iface->seal();
+  return platform;
+}
+
+}  // namespace podsim::engine

@@ -1,0 +1,246 @@
+// kind: gpu_cluster — DGX-style servers joined by a rail-optimized InfiniBand fat tree.
+//
+// Model (documented in README "Topology models"):
+// - Inside a server every GPU has one full-duplex link to a logical NVSwitch vertex with the GPU's total
+//   NVLink bandwidth (NVSwitch is non-blocking, so the per-GPU port is the only constraint).
+// - Each GPU reaches the NIC of its rail over PCIe; NIC r of every server connects to leaf r of its
+//   scalable unit (SU). Leaves of rail r connect to the spines of rail r (trunks stand for the parallel
+//   cables, i.e. perfectly balanced ECMP), and above `sus_per_spine_group` SUs a core level joins spine
+//   groups, again per rail. The fabric is therefore one fat tree per rail.
+// - Traffic between GPUs on different rails first crosses NVLink to the GPU on the destination's rail
+//   (NCCL's PXN), so InfiniBand traffic is always rail-aligned. This is what makes folding symmetric
+//   TP ranks exact in the workload layer: two rails never share an InfiniBand link.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "podsim/core/config_node.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/topology/families.hpp"
+#include "podsim/topology/loader.hpp"
+
+namespace podsim::topology {
+namespace {
+
+struct FatTreeShape {
+  int nodes = 0, gpus = 0, nics = 0;
+  int su_nodes = 0, sus = 0, sus_per_group = 0, groups = 0;
+  int spines_per_rail = 0;  // per spine group
+  int cores_per_rail = 0;   // 0 when two levels suffice
+};
+
+class RailFatTreeRouter final : public Router {
+ public:
+  FatTreeShape shape;
+  std::vector<int> vertex_device;    // vertex -> device rank or -1
+  std::vector<int> device_rail;      // device -> rail
+  std::vector<int> gpu_nvswitch;     // device -> link (a = gpu, b = nvswitch)
+  std::vector<int> gpu_nic;          // device -> link (a = gpu, b = nic)
+  std::vector<int> rail_gpu;         // node * nics + rail -> first device on that rail (PXN relay)
+  std::vector<int> nic_leaf;         // node * nics + rail -> link (a = nic, b = leaf)
+  std::vector<int> leaf_spine;       // (su * nics + rail) * spines_per_rail + j -> link (a = leaf, b = spine)
+  std::vector<int> spine_core;       // spine index * cores_per_rail + c -> link (a = spine, b = core)
+
+  int spine_index(int group, int rail, int j) const { return (group * shape.nics + rail) * shape.spines_per_rail + j; }
+
+  void route(int src_vertex, int dst_vertex, Route& out) const override {
+    int s = vertex_device[src_vertex], d = vertex_device[dst_vertex];
+    int ns = s / shape.gpus, nd = d / shape.gpus;
+    if (ns == nd) {
+      out.push_back({gpu_nvswitch[s], true});
+      out.push_back({gpu_nvswitch[d], false});
+      return;
+    }
+    int rail = device_rail[d];
+    int relay = s;
+    if (device_rail[s] != rail) {  // PXN: cross NVLink to the GPU on the destination's rail
+      relay = rail_gpu[ns * shape.nics + rail];
+      out.push_back({gpu_nvswitch[s], true});
+      out.push_back({gpu_nvswitch[relay], false});
+    }
+    out.push_back({gpu_nic[relay], true});
+    out.push_back({nic_leaf[ns * shape.nics + rail], true});
+    int su_s = ns / shape.su_nodes, su_d = nd / shape.su_nodes;
+    if (su_s != su_d) {
+      int j = nd % shape.spines_per_rail;  // D-mod-k: the destination picks the spine
+      int leaf_s = su_s * shape.nics + rail, leaf_d = su_d * shape.nics + rail;
+      int g_s = su_s / shape.sus_per_group, g_d = su_d / shape.sus_per_group;
+      out.push_back({leaf_spine[leaf_s * shape.spines_per_rail + j], true});
+      if (g_s != g_d) {
+        int c = (nd / shape.spines_per_rail) % shape.cores_per_rail;
+        out.push_back({spine_core[spine_index(g_s, rail, j) * shape.cores_per_rail + c], true});
+        out.push_back({spine_core[spine_index(g_d, rail, j) * shape.cores_per_rail + c], false});
+      }
+      out.push_back({leaf_spine[leaf_d * shape.spines_per_rail + j], false});
+    }
+    out.push_back({nic_leaf[nd * shape.nics + rail], false});
+    out.push_back({gpu_nic[d], false});
+  }
+
+  std::string describe() const override {
+    return shape.cores_per_rail ? "rail-aligned up/down (PXN across rails), D-mod-k spine and core choice"
+                                : "rail-aligned up/down (PXN across rails), D-mod-k spine choice";
+  }
+};
+
+int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+}  // namespace
+
+Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) {
+  Topology topo;
+  topo.name = root.string("name");
+  root.string_or("description", "");
+  if (root.has("sources")) root.list("sources");
+  long long nodes = root.positive_integer("nodes");
+  if (nodes > 100000) root.fail("nodes", fmt::format("{} servers is beyond what podsim simulates (at most 100000)", nodes));
+
+  topo.device = read_device_spec(root.child("device"), base_dir);
+  topo.device_profile = calibration::load_device_profile(topo.device.profile_path);
+
+  ConfigNode node = root.child("node");
+  node.string_or("name", "");
+  int gpus = static_cast<int>(node.positive_integer("devices"));
+  ConfigNode scale_up = node.child("scale_up");
+  double nvlink_bw = scale_up.positive("bandwidth_GBps") * 1e9;
+  double nvlink_lat = scale_up.non_negative_or("latency_us", 0.5) * 1e-6;
+  int nvswitch_chips = static_cast<int>(scale_up.positive_integer_or("switches", 1));
+  scale_up.choice_or("kind", {"nvswitch"}, "nvswitch");
+  scale_up.reject_unknown_keys();
+  int nics = static_cast<int>(node.positive_integer("nics"));
+  if (nics > gpus || gpus % nics != 0)
+    node.fail("nics", fmt::format("{} NICs cannot be shared evenly by {} devices; use a divisor of {}", nics, gpus, gpus));
+  double nic_bw = node.positive("nic_bandwidth_Gbps") * 1e9 / 8;
+  double pcie_bw = node.positive("pcie_bandwidth_GBps") * 1e9;
+  double pcie_lat = node.non_negative_or("pcie_latency_us", 0.5) * 1e-6;
+  node.reject_unknown_keys();
+
+  ConfigNode fabric = root.child("fabric");
+  fabric.choice("kind", {"rail_optimized_fat_tree"});
+  FatTreeShape shape;
+  shape.nodes = static_cast<int>(nodes);
+  shape.gpus = gpus;
+  shape.nics = nics;
+  shape.su_nodes = static_cast<int>(fabric.positive_integer("scalable_unit_nodes"));
+  shape.sus_per_group = static_cast<int>(fabric.positive_integer("sus_per_spine_group"));
+  int radix = static_cast<int>(fabric.positive_integer("switch_radix"));
+  if (radix < 4) fabric.fail("switch_radix", "a switch needs at least 4 ports");
+  double hop_lat = fabric.non_negative_or("hop_latency_us", 0.6) * 1e-6;
+  double oversub = fabric.positive_or("oversubscription", 1.0);
+  if (oversub < 1) fabric.fail("oversubscription", "must be 1 (non-blocking) or more (e.g. 2 for 2:1)");
+  fabric.reject_unknown_keys();
+  if (shape.su_nodes > radix)
+    fabric.fail("scalable_unit_nodes", fmt::format("an SU of {} servers needs leaves with more than {} ports", shape.su_nodes, radix));
+
+  shape.sus = (shape.nodes + shape.su_nodes - 1) / shape.su_nodes;
+  shape.groups = (shape.sus + shape.sus_per_group - 1) / shape.sus_per_group;
+  int sus_in_group = std::min(shape.sus, shape.sus_per_group);
+  int leaf_up_ports = static_cast<int>(std::ceil(shape.su_nodes / oversub));
+  // Spines of one group: enough ports for every leaf uplink of the group, split evenly among rails.
+  int spines_per_group = round_up((sus_in_group * nics * leaf_up_ports + radix - 1) / radix, nics);
+  shape.spines_per_rail = std::max(1, spines_per_group / nics);
+  double leaf_up_bw = leaf_up_ports * nic_bw;
+  double spine_down_bw = sus_in_group * leaf_up_bw / shape.spines_per_rail;
+  if (shape.groups > 1) {
+    int spine_up_ports = (sus_in_group * leaf_up_ports) / shape.spines_per_rail;
+    int cores = round_up((shape.groups * spines_per_group * spine_up_ports + radix - 1) / radix, nics);
+    shape.cores_per_rail = std::max(1, cores / nics);
+  }
+
+  topo.nodes = shape.nodes;
+  topo.devices_per_node = gpus;
+  auto router = std::make_unique<RailFatTreeRouter>();
+  router->shape = shape;
+  std::vector<int> rails;
+
+  // Servers: GPUs, the NVSwitch plane, NICs.
+  std::vector<int> nic_vertex(static_cast<size_t>(shape.nodes) * nics);
+  for (int n = 0; n < shape.nodes; ++n) {
+    int nvswitch = topo.add_vertex({VertexKind::switch_, fmt::format("node{}/nvswitch", n), "nvswitch", n});
+    for (int r = 0; r < nics; ++r)
+      nic_vertex[n * nics + r] = topo.add_vertex({VertexKind::nic, fmt::format("node{}/nic{}", n, r), "nic", n});
+    for (int g = 0; g < gpus; ++g) {
+      int dev = n * gpus + g;
+      int v = topo.add_vertex({VertexKind::device, fmt::format("node{}/gpu{}", n, g), "gpu", n});
+      topo.device_vertex.push_back(v);
+      router->vertex_device.resize(topo.vertices.size(), -1);
+      router->vertex_device[v] = dev;
+      int rail = g * nics / gpus;
+      rails.push_back(rail);
+      router->device_rail.push_back(rail);
+      router->gpu_nvswitch.push_back(topo.add_link(v, nvswitch, nvlink_bw, nvlink_lat, LinkClass::nvlink));
+      router->gpu_nic.push_back(topo.add_link(v, nic_vertex[n * nics + rail], pcie_bw, pcie_lat, LinkClass::pcie));
+    }
+    for (int r = 0; r < nics; ++r) {
+      int first = -1;
+      for (int g = 0; g < gpus && first < 0; ++g)
+        if (g * nics / gpus == r) first = n * gpus + g;
+      router->rail_gpu.push_back(first);
+    }
+  }
+
+  // Fabric: leaves per (SU, rail), spines per (group, rail), cores per rail.
+  if (shape.nodes > 1) {
+    std::vector<int> leaf_vertex(static_cast<size_t>(shape.sus) * nics);
+    for (int su = 0; su < shape.sus; ++su)
+      for (int r = 0; r < nics; ++r)
+        leaf_vertex[su * nics + r] = topo.add_vertex({VertexKind::switch_, fmt::format("su{}/leaf{}", su, r), "leaf", -1});
+    router->nic_leaf.resize(static_cast<size_t>(shape.nodes) * nics);
+    for (int n = 0; n < shape.nodes; ++n)
+      for (int r = 0; r < nics; ++r)
+        router->nic_leaf[n * nics + r] = topo.add_link(nic_vertex[n * nics + r], leaf_vertex[(n / shape.su_nodes) * nics + r],
+                                                       nic_bw, hop_lat, LinkClass::infiniband);
+    if (shape.sus > 1) {
+      std::vector<int> spine_vertex(static_cast<size_t>(shape.groups) * nics * shape.spines_per_rail);
+      for (int g = 0; g < shape.groups; ++g)
+        for (int r = 0; r < nics; ++r)
+          for (int j = 0; j < shape.spines_per_rail; ++j)
+            spine_vertex[router->spine_index(g, r, j)] =
+                topo.add_vertex({VertexKind::switch_, fmt::format("group{}/spine{}.{}", g, r, j), "spine", -1});
+      router->leaf_spine.resize(static_cast<size_t>(shape.sus) * nics * shape.spines_per_rail);
+      double trunk = leaf_up_bw / shape.spines_per_rail;
+      for (int su = 0; su < shape.sus; ++su)
+        for (int r = 0; r < nics; ++r)
+          for (int j = 0; j < shape.spines_per_rail; ++j)
+            router->leaf_spine[(su * nics + r) * shape.spines_per_rail + j] =
+                topo.add_link(leaf_vertex[su * nics + r], spine_vertex[router->spine_index(su / shape.sus_per_group, r, j)],
+                              trunk, hop_lat, LinkClass::infiniband);
+      if (shape.groups > 1) {
+        std::vector<int> core_vertex(static_cast<size_t>(nics) * shape.cores_per_rail);
+        for (int r = 0; r < nics; ++r)
+          for (int c = 0; c < shape.cores_per_rail; ++c)
+            core_vertex[r * shape.cores_per_rail + c] =
+                topo.add_vertex({VertexKind::switch_, fmt::format("core{}.{}", r, c), "core", -1});
+        router->spine_core.resize(spine_vertex.size() * shape.cores_per_rail);
+        double up = spine_down_bw / shape.cores_per_rail;
+        for (int g = 0; g < shape.groups; ++g)
+          for (int r = 0; r < nics; ++r)
+            for (int j = 0; j < shape.spines_per_rail; ++j)
+              for (int c = 0; c < shape.cores_per_rail; ++c)
+                router->spine_core[router->spine_index(g, r, j) * shape.cores_per_rail + c] =
+                    topo.add_link(spine_vertex[router->spine_index(g, r, j)], core_vertex[r * shape.cores_per_rail + c],
+                                  up, hop_lat, LinkClass::infiniband);
+      }
+    }
+  }
+  router->vertex_device.resize(topo.vertices.size(), -1);
+  topo.set_rails(std::move(rails));
+  topo.facts = {
+      {"servers", fmt::format("{} x {} {} ({} devices)", shape.nodes, gpus, topo.device.name, shape.nodes * gpus)},
+      {"scale-up", fmt::format("NVLink {:.0f} GB/s per GPU per direction, {} NVSwitch chips per server",
+                               nvlink_bw / 1e9, nvswitch_chips)},
+      {"rails", fmt::format("{} NICs per server at {:.0f} Gb/s", nics, nic_bw * 8 / 1e9)},
+      {"scalable units", fmt::format("{} of {} servers", shape.sus, shape.su_nodes)},
+      {"fat tree", shape.nodes == 1 ? std::string("none (one server)")
+                   : shape.sus == 1  ? std::string("one leaf level")
+                   : shape.groups == 1 ? fmt::format("leaf/spine ({} spines per rail)", shape.spines_per_rail)
+                                       : fmt::format("leaf/spine/core ({} spine groups of {} SUs, {} cores per rail)",
+                                                     shape.groups, shape.sus_per_group, shape.cores_per_rail)},
+      {"oversubscription", fmt::format("{}:1", oversub)},
+  };
+  topo.set_router(std::move(router));
+  apply_fabric_profile(topo, root, base_dir);
+  return topo;
+}
+
+}  // namespace podsim::topology

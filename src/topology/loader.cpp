@@ -1,0 +1,86 @@
+#include "podsim/topology/loader.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+
+#include "podsim/core/config_node.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/topology/families.hpp"
+
+namespace podsim::topology {
+namespace {
+
+std::map<std::string, FamilyBuilder>& registry() {
+  static std::map<std::string, FamilyBuilder> families = {
+      {"gpu_cluster", &build_gpu_cluster},
+  };
+  return families;
+}
+
+}  // namespace
+
+void register_family(const std::string& kind, FamilyBuilder builder) { registry()[kind] = builder; }
+
+std::string resolve_path(const std::string& base_dir, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_absolute()) return p.string();
+  return (std::filesystem::path(base_dir) / p).lexically_normal().string();
+}
+
+Topology load_topology(const std::string& path, const Overrides& overrides) {
+  ConfigNode root = ConfigNode::load_file(path);
+  for (const auto& [key, value] : overrides) root.apply_override(key, value, fmt::format("--set topology.{}={}", key, value));
+  std::string base_dir = std::filesystem::path(path).parent_path().string();
+  if (base_dir.empty()) base_dir = ".";
+  std::vector<std::string> kinds;
+  for (const auto& [k, _] : registry()) kinds.push_back(k);
+  std::string kind = root.choice("kind", kinds);
+  Topology topo = registry()[kind](root, base_dir);
+  topo.kind = kind;
+  topo.source_file = path;
+  root.reject_unknown_keys();
+  return topo;
+}
+
+DeviceSpec read_device_spec(const ConfigNode& device, const std::string& base_dir) {
+  DeviceSpec spec;
+  spec.name = device.string("name");
+  ConfigNode peaks = device.child("peak_tflops");
+  for (const auto& key : peaks.keys()) {
+    Precision p;
+    try {
+      p = parse_precision(key);
+    } catch (const std::invalid_argument& e) {
+      peaks.fail(key, e.what());
+    }
+    spec.peak_flops[p] = peaks.positive(key) * 1e12;
+  }
+  peaks.reject_unknown_keys();
+  spec.hbm_bytes = device.positive("hbm_GiB") * 1073741824.0;
+  spec.hbm_bandwidth = device.positive("hbm_bandwidth_GBps") * 1e9;
+  spec.sm_count = static_cast<int>(device.positive_integer("sm_count"));
+  spec.profile_path = resolve_path(base_dir, device.string("profile"));
+  if (!std::filesystem::exists(spec.profile_path))
+    device.fail("profile", fmt::format("calibration profile {} does not exist", spec.profile_path));
+  device.reject_unknown_keys();
+  return spec;
+}
+
+void apply_fabric_profile(Topology& topo, const ConfigNode& root, const std::string& base_dir) {
+  std::string path = resolve_path(base_dir, root.string("fabric_profile"));
+  if (!std::filesystem::exists(path))
+    root.fail("fabric_profile", fmt::format("fabric calibration profile {} does not exist", path));
+  topo.fabric_profile = calibration::load_fabric_profile(path);
+  for (const auto& [cls, _] : topo.fabric_profile.link_efficiency) {
+    try {
+      parse_link_class(cls);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("{}: link_efficiency: {}", path, e.what()));
+    }
+  }
+  for (auto& link : topo.links) link.efficiency = topo.fabric_profile.efficiency(to_string(link.cls));
+}
+
+}  // namespace podsim::topology

@@ -1,0 +1,91 @@
+#include "podsim/topology/topology.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "podsim/core/error.hpp"
+
+namespace podsim::topology {
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+    case Precision::fp8: return "fp8";
+  }
+  return "?";
+}
+
+Precision parse_precision(const std::string& name) {
+  for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8})
+    if (name == to_string(p)) return p;
+  throw std::invalid_argument(fmt::format("unknown precision '{}' (valid: fp32, tf32, fp16, bf16, fp8)", name));
+}
+
+double DeviceSpec::peak(Precision p) const {
+  auto it = peak_flops.find(p);
+  if (it == peak_flops.end())
+    throw InputError(fmt::format("device {} has no peak_tflops.{} in its topology file", name, to_string(p)));
+  return it->second;
+}
+
+const char* to_string(LinkClass c) {
+  switch (c) {
+    case LinkClass::nvlink: return "nvlink";
+    case LinkClass::pcie: return "pcie";
+    case LinkClass::infiniband: return "infiniband";
+    case LinkClass::ethernet: return "ethernet";
+    case LinkClass::ici: return "ici";
+    case LinkClass::wafer_mesh: return "wafer_mesh";
+    case LinkClass::fabric: return "fabric";
+  }
+  return "?";
+}
+
+LinkClass parse_link_class(const std::string& name) {
+  for (LinkClass c : {LinkClass::nvlink, LinkClass::pcie, LinkClass::infiniband, LinkClass::ethernet,
+                      LinkClass::ici, LinkClass::wafer_mesh, LinkClass::fabric})
+    if (name == to_string(c)) return c;
+  throw std::invalid_argument(fmt::format(
+      "unknown link class '{}' (valid: nvlink, pcie, infiniband, ethernet, ici, wafer_mesh, fabric)", name));
+}
+
+bool is_inter_node(LinkClass c) {
+  return c == LinkClass::infiniband || c == LinkClass::ethernet || c == LinkClass::fabric || c == LinkClass::ici;
+}
+
+int Topology::add_vertex(Vertex v) {
+  vertices.push_back(std::move(v));
+  return static_cast<int>(vertices.size()) - 1;
+}
+
+int Topology::add_link(int a, int b, double bandwidth, double latency, LinkClass cls) {
+  links.push_back(Link{a, b, bandwidth, latency, cls, 1.0});
+  return static_cast<int>(links.size()) - 1;
+}
+
+int Topology::rail_of(int device) const {
+  if (rail_of_device_.empty()) return -1;
+  return rail_of_device_[device];
+}
+
+std::vector<int> Topology::rail_peers(int device) const {
+  std::vector<int> peers;
+  if (rail_of_device_.empty()) return {device};
+  int node = node_of(device), rail = rail_of(device);
+  int first = node * devices_per_node;
+  for (int d = first; d < first + devices_per_node && d < device_count(); ++d)
+    if (rail_of_device_[d] == rail) peers.push_back(d);
+  return peers;
+}
+
+std::map<std::string, int> Topology::role_counts() const {
+  std::map<std::string, int> counts;
+  for (const auto& v : vertices) counts[v.role]++;
+  return counts;
+}
+
+}  // namespace podsim::topology

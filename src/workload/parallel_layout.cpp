@@ -1,0 +1,17 @@
+#include "podsim/workload/parallel_layout.hpp"
+
+namespace podsim::workload {
+
+std::vector<int> ParallelLayout::tp_group(int dp_rank, int pp_rank) const {
+  std::vector<int> g;
+  for (int t = 0; t < tp; ++t) g.push_back(device(t, dp_rank, pp_rank));
+  return g;
+}
+
+std::vector<int> ParallelLayout::dp_group(int tp_rank, int pp_rank) const {
+  std::vector<int> g;
+  for (int d = 0; d < dp; ++d) g.push_back(device(tp_rank, d, pp_rank));
+  return g;
+}
+
+}  // namespace podsim::workload

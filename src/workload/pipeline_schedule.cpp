@@ -1,0 +1,183 @@
+#include "podsim/workload/pipeline_schedule.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace podsim::workload {
+namespace {
+
+StageStep compute(Pass pass, int microbatch, int chunk) {
+  StageStep s;
+  s.compute = true;
+  s.pass = pass;
+  s.microbatch = microbatch;
+  s.chunk = chunk;
+  return s;
+}
+
+void call(StageProgram& prog, std::vector<P2p> p2p) {
+  if (p2p.empty()) return;  // Megatron skips the NCCL call when there is nothing to move
+  StageStep s;
+  s.compute = false;
+  s.p2p = std::move(p2p);
+  prog.push_back(std::move(s));
+}
+
+constexpr P2p kSendNextAct{true, true, true};
+constexpr P2p kRecvPrevAct{false, false, true};
+constexpr P2p kSendPrevGrad{true, false, false};
+constexpr P2p kRecvNextGrad{false, true, false};
+
+StageProgram no_pipeline(int m) {
+  StageProgram prog;
+  for (int i = 0; i < m; ++i) {
+    prog.push_back(compute(Pass::forward, i, 0));
+    prog.push_back(compute(Pass::backward, i, 0));
+  }
+  return prog;
+}
+
+StageProgram gpipe(int r, int p, int m) {
+  bool first = r == 0, last = r == p - 1;
+  StageProgram prog;
+  for (int i = 0; i < m; ++i) {
+    if (!first) call(prog, {kRecvPrevAct});
+    prog.push_back(compute(Pass::forward, i, 0));
+    if (!last) call(prog, {kSendNextAct});
+  }
+  for (int i = 0; i < m; ++i) {
+    if (!last) call(prog, {kRecvNextGrad});
+    prog.push_back(compute(Pass::backward, i, 0));
+    if (!first) call(prog, {kSendPrevGrad});
+  }
+  return prog;
+}
+
+// forward_backward_pipelining_without_interleaving
+StageProgram one_f_one_b(int r, int p, int m) {
+  bool first = r == 0, last = r == p - 1;
+  int warmup = std::min(p - r - 1, m);
+  int remaining = m - warmup;
+  StageProgram prog;
+  for (int i = 0; i < warmup; ++i) {
+    if (!first) call(prog, {kRecvPrevAct});
+    prog.push_back(compute(Pass::forward, i, 0));
+    if (!last) call(prog, {kSendNextAct});
+  }
+  if (remaining > 0 && !first) call(prog, {kRecvPrevAct});
+  for (int i = 0; i < remaining; ++i) {
+    prog.push_back(compute(Pass::forward, warmup + i, 0));
+    if (!last) call(prog, {kSendNextAct, kRecvNextGrad});
+    prog.push_back(compute(Pass::backward, i, 0));
+    if (!first) {
+      if (i == remaining - 1) call(prog, {kSendPrevGrad});
+      else call(prog, {kSendPrevGrad, kRecvPrevAct});
+    }
+  }
+  for (int i = 0; i < warmup; ++i) {
+    if (!last) call(prog, {kRecvNextGrad});
+    prog.push_back(compute(Pass::backward, remaining + i, 0));
+    if (!first) call(prog, {kSendPrevGrad});
+  }
+  return prog;
+}
+
+// forward_backward_pipelining_with_interleaving
+StageProgram interleaved(int r, int p, int m, int v) {
+  const int total = m * v;
+  auto chunk_of = [&](int k, bool forward) {
+    int group = p * v;
+    int c = ((k % group + group) % group) / p;  // Python's modulo: k may be negative
+    return forward ? c : v - 1 - c;
+  };
+  auto microbatch_of = [&](int k) { return (k / (p * v)) * p + k % p; };
+  bool all_warmup = m == p;
+  int warmup = all_warmup ? total : std::min((p - r - 1) * 2 + (v - 1) * p, total);
+  int remaining = total - warmup;
+  bool first_rank = r == 0, last_rank = r == p - 1;
+
+  StageProgram prog;
+  if (!first_rank) call(prog, {kRecvPrevAct});
+  for (int k = 0; k < warmup; ++k) {
+    int c = chunk_of(k, true);
+    prog.push_back(compute(Pass::forward, microbatch_of(k), c));
+    bool recv_prev = !(first_rank && chunk_of(k + 1, true) == 0) && k != total - 1;
+    bool send = !(last_rank && c == v - 1);
+    std::vector<P2p> ops;
+    if (send) ops.push_back(kSendNextAct);
+    if (recv_prev) ops.push_back(kRecvPrevAct);
+    if (k == warmup - 1 && !all_warmup && !last_rank) ops.push_back(kRecvNextGrad);
+    call(prog, ops);
+  }
+  for (int k = 0; k < remaining; ++k) {
+    int fk = k + warmup;
+    int fc = chunk_of(fk, true), bc = chunk_of(k, false);
+    prog.push_back(compute(Pass::forward, microbatch_of(fk), fc));
+    prog.push_back(compute(Pass::backward, microbatch_of(k), bc));
+    bool send_act = !(last_rank && fc == v - 1);
+    bool send_grad = !(first_rank && bc == 0);
+    bool recv_prev = !(first_rank && chunk_of(fk - (p - 1), true) == v - 1);
+    bool recv_next = !(last_rank && chunk_of(k - (p - 1), false) == 0);
+    if (k == remaining - 1) recv_prev = false;
+    std::vector<P2p> ops;
+    if (send_act) ops.push_back(kSendNextAct);
+    if (send_grad) ops.push_back(kSendPrevGrad);
+    if (recv_prev) ops.push_back(kRecvPrevAct);
+    if (recv_next) ops.push_back(kRecvNextGrad);
+    call(prog, ops);
+  }
+  if (all_warmup && !last_rank) call(prog, {kRecvNextGrad});
+  for (int k = remaining; k < total; ++k) {
+    int bc = chunk_of(k, false);
+    prog.push_back(compute(Pass::backward, microbatch_of(k), bc));
+    bool recv_next = !(last_rank && chunk_of(k + 1, false) == v - 1) && k != total - 1;
+    bool send_grad = !(first_rank && bc == 0);
+    std::vector<P2p> ops;
+    if (send_grad) ops.push_back(kSendPrevGrad);
+    if (recv_next) ops.push_back(kRecvNextGrad);
+    call(prog, ops);
+  }
+  return prog;
+}
+
+}  // namespace
+
+std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks) {
+  if (stages < 1 || microbatches < 1 || chunks < 1) throw std::invalid_argument("schedule needs positive sizes");
+  std::vector<StageProgram> programs;
+  if (stages == 1) {
+    programs.push_back(no_pipeline(microbatches));
+    return programs;
+  }
+  for (int r = 0; r < stages; ++r) {
+    switch (schedule) {
+      case Schedule::gpipe: programs.push_back(gpipe(r, stages, microbatches)); break;
+      case Schedule::interleaved:
+        if (chunks == 1) {  // Megatron runs the plain 1F1B schedule without virtual stages
+          programs.push_back(one_f_one_b(r, stages, microbatches));
+          break;
+        }
+        if (microbatches % stages) throw std::invalid_argument("interleaved schedule needs microbatches % stages == 0");
+        programs.push_back(interleaved(r, stages, microbatches, chunks));
+        break;
+      default: programs.push_back(one_f_one_b(r, stages, microbatches)); break;
+    }
+  }
+  return programs;
+}
+
+std::vector<int> peak_in_flight(const std::vector<StageProgram>& programs) {
+  std::vector<int> peaks;
+  for (const auto& prog : programs) {
+    int live = 0, peak = 0;
+    for (const auto& step : prog) {
+      if (!step.compute) continue;
+      live += step.pass == Pass::forward ? 1 : -1;
+      peak = std::max(peak, live);
+    }
+    peaks.push_back(peak);
+  }
+  return peaks;
+}
+
+}  // namespace podsim::workload

@@ -1,0 +1,55 @@
+#include "podsim/workload/task_graph.hpp"
+
+#include <stdexcept>
+
+namespace podsim::workload {
+
+const char* to_string(Category c) {
+  switch (c) {
+    case Category::compute: return "compute";
+    case Category::tp: return "tp";
+    case Category::pp: return "pp";
+    case Category::dp: return "dp";
+    case Category::optimizer: return "optimizer";
+    default: return "?";
+  }
+}
+
+int TaskGraph::add_stream(std::string name, int stage, int device) {
+  streams.push_back({std::move(name), stage, device});
+  return static_cast<int>(streams.size()) - 1;
+}
+
+int TaskGraph::add_task(Task t) {
+  tasks.push_back(std::move(t));
+  return static_cast<int>(tasks.size()) - 1;
+}
+
+int TaskGraph::add_plan(network::CommPlan plan) {
+  if (plan.empty()) return -1;
+  plans.push_back(std::move(plan));
+  return static_cast<int>(plans.size()) - 1;
+}
+
+std::vector<int> TaskGraph::topological_order() const {
+  const int n = static_cast<int>(tasks.size());
+  std::vector<int> indegree(n, 0);
+  std::vector<std::vector<int>> successors(n);
+  for (int i = 0; i < n; ++i)
+    for (int d : tasks[i].deps) {
+      if (d < 0 || d >= n) throw std::logic_error("task depends on a task that does not exist");
+      successors[d].push_back(i);
+      indegree[i]++;
+    }
+  std::vector<int> order;
+  order.reserve(n);
+  for (int i = 0; i < n; ++i)
+    if (indegree[i] == 0) order.push_back(i);
+  for (size_t head = 0; head < order.size(); ++head)
+    for (int s : successors[order[head]])
+      if (--indegree[s] == 0) order.push_back(s);
+  if (static_cast<int>(order.size()) != n) throw std::logic_error("task graph has a cycle (a schedule deadlock)");
+  return order;
+}
+
+}  // namespace podsim::workload

@@ -7,7 +7,9 @@
 
 namespace podsim::calibration {
 
-double GemmEstimate::tflops() const { return seconds > 0 ? flops / seconds / 1e12 : 0; }
+double GemmEstimate::tflops() const {
+  return seconds > 0 ? flops / seconds / 1e12 : 0;
+}
 
 ComputeModel::ComputeModel(DeviceProfile profile, DeviceRates rates)
     : profile_(std::move(profile)), rates_(rates) {
@@ -25,7 +27,8 @@ double ComputeModel::gemm_time(const GemmShape& s, const GemmTile& tile, int spl
   // Flop per byte of operands staged through shared memory (2*Mt*Nt*kk flop over (Mt+Nt)*kk elements).
   double intensity = 2.0 * tile.m * tile.n / ((tile.m + tile.n) * rates_.element_bytes);
   double feed = std::min(1.0, intensity / g.required_tile_intensity);
-  double wave = 2.0 * tile.m * tile.n * k_per_tile / (per_sm_flops_ * g.mainloop_efficiency * feed) + g.wave_overhead_s;
+  double wave =
+      2.0 * tile.m * tile.n * k_per_tile / (per_sm_flops_ * g.mainloop_efficiency * feed) + g.wave_overhead_s;
   double t = waves * wave;
   if (split > 1)  // partial sums in fp32, written and read back by a reduction kernel
     t += s.m * s.n * s.batch * split * 4.0 * 2 / achieved_memory_bandwidth() + profile_.kernel_overhead_s;
@@ -78,7 +81,8 @@ double fit_mainloop_efficiency(const DeviceProfile& profile, const DeviceRates& 
     return ComputeModel(p, rates).gemm(shape).seconds;
   };
   if (time_at(hi) > target)
-    throw std::invalid_argument("measured throughput is above what the model allows at 100% main-loop efficiency");
+    throw std::invalid_argument(
+        "measured throughput is above what the model allows at 100% main-loop efficiency");
   for (int i = 0; i < 60; ++i) {
     double mid = 0.5 * (lo + hi);
     (time_at(mid) > target ? lo : hi) = mid;

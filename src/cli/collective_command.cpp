@@ -25,15 +25,25 @@ double parse_bytes(const std::string& text, const std::string& flag) {
   }
   std::string unit = text.substr(pos);
   double scale = 1;
-  if (unit.empty() || unit == "B") scale = 1;
-  else if (unit == "KB" || unit == "K") scale = 1e3;
-  else if (unit == "MB" || unit == "M") scale = 1e6;
-  else if (unit == "GB" || unit == "G") scale = 1e9;
-  else if (unit == "KiB") scale = 1024.0;
-  else if (unit == "MiB") scale = 1024.0 * 1024;
-  else if (unit == "GiB") scale = 1024.0 * 1024 * 1024;
-  else throw InputError(fmt::format("{} {}: unknown unit '{}' (use B, KB, MB, GB, KiB, MiB, GiB)", flag, text, unit));
-  if (!(value > 0) || !std::isfinite(value)) throw InputError(fmt::format("{} {}: must be more than 0 bytes", flag, text));
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (unit == "KB" || unit == "K")
+    scale = 1e3;
+  else if (unit == "MB" || unit == "M")
+    scale = 1e6;
+  else if (unit == "GB" || unit == "G")
+    scale = 1e9;
+  else if (unit == "KiB")
+    scale = 1024.0;
+  else if (unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  else
+    throw InputError(
+        fmt::format("{} {}: unknown unit '{}' (use B, KB, MB, GB, KiB, MiB, GiB)", flag, text, unit));
+  if (!(value > 0) || !std::isfinite(value))
+    throw InputError(fmt::format("{} {}: must be more than 0 bytes", flag, text));
   return value * scale;
 }
 
@@ -53,14 +63,19 @@ void add_collective_command(CLI::App& app) {
     std::vector<std::string> sets;
   };
   auto opt = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("collective", "Time a collective on a topology, printed like nccl-tests");
+  CLI::App* cmd =
+      app.add_subcommand("collective", "Time a collective on a topology, printed like nccl-tests");
   cmd->add_option("--topology,-t", opt->topology, "Topology YAML")->required();
-  cmd->add_option("--op", opt->op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv");
+  cmd->add_option("--op", opt->op,
+                  "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv");
   cmd->add_option("--devices,-n", opt->devices, "Number of ranks in the group");
-  cmd->add_option("--per-node", opt->per_node, "Ranks per server (default: fill servers); 1 puts one rank on each server");
+  cmd->add_option("--per-node", opt->per_node,
+                  "Ranks per server (default: fill servers); 1 puts one rank on each server");
   cmd->add_option("--bytes,-b", opt->bytes, "Size (nccl-tests convention), e.g. 8, 64KB, 1GB");
-  cmd->add_option("--max-bytes,-e", opt->max_bytes, "Sweep sizes from --bytes up to this, doubling (like nccl-tests -b/-e/-f 2)");
-  cmd->add_option("--algorithm,-a", opt->algorithm, "ring, tree, hierarchical (all_reduce) or direct (all_to_all)");
+  cmd->add_option("--max-bytes,-e", opt->max_bytes,
+                  "Sweep sizes from --bytes up to this, doubling (like nccl-tests -b/-e/-f 2)");
+  cmd->add_option("--algorithm,-a", opt->algorithm,
+                  "ring, tree, hierarchical (all_reduce) or direct (all_to_all)");
   cmd->add_option("--set,-s", opt->sets, "Override a topology key, e.g. --set topology.nodes=16");
   cmd->footer(
       "The collective is decomposed into flows over the topology's links and simulated in SimGrid on an\n"
@@ -81,12 +96,14 @@ void add_collective_command(CLI::App& app) {
     if (opt->devices < 2) throw InputError("--devices: a collective needs at least 2 ranks");
     int per_node = opt->per_node > 0 ? opt->per_node : topo.devices_per_node;
     if (per_node > topo.devices_per_node)
-      throw InputError(fmt::format("--per-node {}: a server of this topology has {} devices", per_node, topo.devices_per_node));
+      throw InputError(fmt::format("--per-node {}: a server of this topology has {} devices", per_node,
+                                   topo.devices_per_node));
     for (int i = 0; static_cast<int>(c.group.size()) < opt->devices; ++i) {
       int node = i / per_node, local = i % per_node;
       if (node >= topo.nodes)
-        throw InputError(fmt::format("--devices {}: only {} servers x {} ranks available; add --set topology.nodes=N",
-                                     opt->devices, topo.nodes, per_node));
+        throw InputError(
+            fmt::format("--devices {}: only {} servers x {} ranks available; add --set topology.nodes=N",
+                        opt->devices, topo.nodes, per_node));
       c.group.push_back(node * topo.devices_per_node + local);
     }
     if (c.kind == network::CollectiveKind::send_recv) c.group.resize(2);
@@ -120,15 +137,17 @@ void add_collective_command(CLI::App& app) {
       graph.add_task(std::move(task));
     }
     auto result = engine::replay(topo, graph);
-    std::printf("# podsim collective: %s (%s) over %d ranks of %s (%d per server)\n", network::to_string(c.kind),
-                network::to_string(c.algorithm), static_cast<int>(c.group.size()), topo.name.c_str(), per_node);
-    std::printf("# %12s %14s %12s %12s %12s  %s\n", "size", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "bound by");
+    std::printf("# podsim collective: %s (%s) over %d ranks of %s (%d per server)\n",
+                network::to_string(c.kind), network::to_string(c.algorithm), static_cast<int>(c.group.size()),
+                topo.name.c_str(), per_node);
+    std::printf("# %12s %14s %12s %12s %12s  %s\n", "size", "size(B)", "time(us)", "algbw(GB/s)",
+                "busbw(GB/s)", "bound by");
     for (size_t i = 0; i < sizes.size(); ++i) {
       double time = result.tasks[i].end - result.tasks[i].start;
       double algbw = time > 0 ? sizes[i] / time / 1e9 : 0;
       double busbw = algbw * network::bus_factor(c.kind, static_cast<int>(c.group.size()));
-      std::printf("  %12s %14.0f %12.2f %12.2f %12.2f  %s\n", size_text(sizes[i]).c_str(), sizes[i], time * 1e6, algbw, busbw,
-                  bound[i].c_str());
+      std::printf("  %12s %14.0f %12.2f %12.2f %12.2f  %s\n", size_text(sizes[i]).c_str(), sizes[i],
+                  time * 1e6, algbw, busbw, bound[i].c_str());
     }
   });
 }

@@ -15,10 +15,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
-      "  podsim run --topology topologies/dgx-a100-superpod.yaml --workload workloads/gpt3-175b.yaml --out out/\n"
+      "  podsim run --topology topologies/dgx-a100-superpod.yaml --workload workloads/gpt3-175b.yaml --out "
+      "out/\n"
       "  podsim run ... --set workload.parallel.pp=16 --set topology.nodes=128 --out out2/\n"
       "  podsim topo describe topologies/dgx-a100-superpod.yaml\n"
-      "  podsim collective --topology topologies/dgx-a100-superpod.yaml --op all_reduce --devices 64 --bytes 1GB\n"
+      "  podsim collective --topology topologies/dgx-a100-superpod.yaml --op all_reduce --devices 64 --bytes "
+      "1GB\n"
       "  podsim validate\n"
       "Run 'podsim COMMAND --help' for the options of a command.");
   podsim::cli::add_run_command(app);
@@ -34,8 +36,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "podsim: error: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "podsim: internal error: %s\n(this is a bug in podsim; please report it with the command line)\n",
-                 e.what());
+    std::fprintf(
+        stderr,
+        "podsim: internal error: %s\n(this is a bug in podsim; please report it with the command line)\n",
+        e.what());
     return 1;
   }
   return 0;

@@ -32,8 +32,10 @@ void add_run_command(CLI::App& app) {
   };
   auto opt = std::make_shared<Options>();
   CLI::App* run = app.add_subcommand("run", "Simulate one training step of a workload on a topology");
-  run->add_option("--topology,-t", opt->request.topology_file, "Topology YAML (topologies/*.yaml)")->required();
-  run->add_option("--workload,-w", opt->request.workload_file, "Workload YAML (workloads/*.yaml)")->required();
+  run->add_option("--topology,-t", opt->request.topology_file, "Topology YAML (topologies/*.yaml)")
+      ->required();
+  run->add_option("--workload,-w", opt->request.workload_file, "Workload YAML (workloads/*.yaml)")
+      ->required();
   run->add_option("--set,-s", opt->request.sets,
                   "Override any YAML key by its dotted path, prefixed topology. or workload.\n"
                   "e.g. --set workload.parallel.pp=16 --set topology.nodes=128 (repeatable)");
@@ -58,9 +60,11 @@ void add_run_command(CLI::App& app) {
     if (!opt->out.empty()) report::write_run_outputs(r, opt->out);
     if (opt->quiet) return;
     std::fputs(report::human_summary(r).c_str(), stdout);
-    if (!r.search_log.empty()) std::printf("  settings     chose the fastest of %zu candidate settings (see result.json)\n", r.search_log.size());
-    std::printf("  simulated    %zu tasks, %lld network phases in %.2f s of wall time\n", r.step.graph.tasks.size(),
-                r.replay.simgrid_activities, wall);
+    if (!r.search_log.empty())
+      std::printf("  settings     chose the fastest of %zu candidate settings (see result.json)\n",
+                  r.search_log.size());
+    std::printf("  simulated    %zu tasks, %lld network phases in %.2f s of wall time\n",
+                r.step.graph.tasks.size(), r.replay.simgrid_activities, wall);
     if (!opt->out.empty())
       std::printf("  wrote        %s/summary.csv, breakdown.csv, result.json\n", opt->out.c_str());
   });

@@ -16,15 +16,20 @@
 
 namespace podsim::cli {
 
-void split_sets(const std::vector<std::string>& sets, std::vector<std::pair<std::string, std::string>>& topology,
+void split_sets(const std::vector<std::string>& sets,
+                std::vector<std::pair<std::string, std::string>>& topology,
                 std::vector<std::pair<std::string, std::string>>& workload) {
   for (const auto& s : sets) {
     auto [key, value] = split_assignment(s);
-    if (key.rfind("topology.", 0) == 0) topology.emplace_back(key.substr(9), value);
-    else if (key.rfind("workload.", 0) == 0) workload.emplace_back(key.substr(9), value);
+    if (key.rfind("topology.", 0) == 0)
+      topology.emplace_back(key.substr(9), value);
+    else if (key.rfind("workload.", 0) == 0)
+      workload.emplace_back(key.substr(9), value);
     else
-      throw InputError(fmt::format("--set {}: the key must start with 'topology.' or 'workload.', e.g. --set "
-                                   "workload.parallel.pp=16 or --set topology.nodes=128", s));
+      throw InputError(
+          fmt::format("--set {}: the key must start with 'topology.' or 'workload.', e.g. --set "
+                      "workload.parallel.pp=16 or --set topology.nodes=128",
+                      s));
   }
 }
 
@@ -40,7 +45,8 @@ report::RunResult simulate(const RunRequest& request, const Progress& progress) 
   return r;
 }
 
-report::RunResult simulate(const topology::Topology& topo, const workload::WorkloadConfig& w, const Progress& progress) {
+report::RunResult simulate(const topology::Topology& topo, const workload::WorkloadConfig& w,
+                           const Progress& progress) {
   report::RunResult best;
   best.topology_name = topo.name;
   best.workload_name = w.name;
@@ -50,8 +56,10 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
   best.devices = w.parallel.tp * w.parallel.pp * w.parallel.dp;
   auto settings = workload::candidate_settings(w);
   if (settings.empty())
-    throw InputError(fmt::format("{}: no micro_batch / virtual_stages setting satisfies the divisibility rules of this "
-                                 "workload; set them explicitly to see which rule fails", w.file));
+    throw InputError(
+        fmt::format("{}: no micro_batch / virtual_stages setting satisfies the divisibility rules of this "
+                    "workload; set them explicitly to see which rule fails",
+                    w.file));
   double best_time = std::numeric_limits<double>::infinity();
   std::string oom_detail;
   std::vector<std::string> log;
@@ -85,10 +93,11 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
     best.step.config.training.micro_batch = mb;
     best.step.config.parallel.virtual_stages = v;
     try {  // the memory the smallest setting would need, for the report
-      auto programs = workload::build_schedule(w.parallel.pp == 1 ? workload::Schedule::none : w.parallel.schedule,
-                                               w.parallel.pp,
-                                               static_cast<int>(w.training.global_batch / (static_cast<long long>(w.parallel.dp) * mb)), v);
-      best.step.memory = workload::stage_memory(w, mb, v, workload::peak_in_flight(programs), topo.device_profile);
+      auto programs = workload::build_schedule(
+          w.parallel.pp == 1 ? workload::Schedule::none : w.parallel.schedule, w.parallel.pp,
+          static_cast<int>(w.training.global_batch / (static_cast<long long>(w.parallel.dp) * mb)), v);
+      best.step.memory =
+          workload::stage_memory(w, mb, v, workload::peak_in_flight(programs), topo.device_profile);
     } catch (const std::exception&) {
     }
     return best;

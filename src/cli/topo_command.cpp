@@ -16,7 +16,8 @@ void add_topo_command(CLI::App& app) {
     std::vector<std::string> sets;
   };
   auto opt = std::make_shared<Options>();
-  CLI::App* describe = topo->add_subcommand("describe", "Print devices, links, switch counts, diameter and bisection bandwidth");
+  CLI::App* describe = topo->add_subcommand(
+      "describe", "Print devices, links, switch counts, diameter and bisection bandwidth");
   describe->add_option("file", opt->file, "Topology YAML")->required();
   describe->add_option("--set,-s", opt->sets, "Override a key, e.g. --set topology.nodes=64 (repeatable)");
   describe->callback([opt] {

@@ -22,24 +22,29 @@ void add_validate_command(CLI::App& app) {
     double max_mean_error = 0;
   };
   auto opt = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("validate", "Predict every row of a published table and print the error");
+  CLI::App* cmd =
+      app.add_subcommand("validate", "Predict every row of a published table and print the error");
   cmd->add_option("--table", opt->table, "Validation table (default: Megatron-LM SC21 Table 1)");
   cmd->add_option("--topology", opt->topology, "Topology the table was measured on");
   cmd->add_option("--workload", opt->workload, "Workload file whose keys the rows override");
   cmd->add_option("--out,-o", opt->out, "Directory for validation.csv");
-  cmd->add_option("--max-mean-error", opt->max_mean_error, "Exit with status 1 when the mean |error| in percent exceeds this");
+  cmd->add_option("--max-mean-error", opt->max_mean_error,
+                  "Exit with status 1 when the mean |error| in percent exceeds this");
   cmd->footer(
       "Each row becomes a podsim run of a GPT model (layers, hidden, heads, seq 2048, vocab 51200) with the\n"
-      "row's tensor/pipeline parallelism, GPUs, batch and the authors' published run settings; the predicted\n"
-      "TFLOP/s per GPU (Megatron's Eq. 3 FLOP count) is compared with the published one. No per-row constants.");
+      "row's tensor/pipeline parallelism, GPUs, batch and the authors' published run settings; the "
+      "predicted\n"
+      "TFLOP/s per GPU (Megatron's Eq. 3 FLOP count) is compared with the published one. No per-row "
+      "constants.");
   cmd->callback([opt] {
     CsvTable table = read_csv(find_project_file(opt->table));
     std::string topology = find_project_file(opt->topology), workload = find_project_file(opt->workload);
     std::printf("# %s\n", table.file.c_str());
     for (const auto& c : table.comments)
-      if (c.find("Narayanan") != std::string::npos || c.find("run_table_1") != std::string::npos) std::printf("#%s\n", c.c_str());
-    std::printf("%8s %6s %3s %3s %4s %3s %3s %10s %10s %8s %9s\n", "params", "GPUs", "tp", "pp", "dp", "mb", "v", "published",
-                "predicted", "error", "step(s)");
+      if (c.find("Narayanan") != std::string::npos || c.find("run_table_1") != std::string::npos)
+        std::printf("#%s\n", c.c_str());
+    std::printf("%8s %6s %3s %3s %4s %3s %3s %10s %10s %8s %9s\n", "params", "GPUs", "tp", "pp", "dp", "mb",
+                "v", "published", "predicted", "error", "step(s)");
     std::vector<report::Row> rows;
     double sum_abs = 0, max_abs = 0;
     bool tty = ::isatty(2);
@@ -78,8 +83,9 @@ void add_validate_command(CLI::App& app) {
           "workload.training.recompute=full",
           fmt::format("workload.training.grad_accumulation={}", torch_ddp ? "same" : "fp32"),
       };
-      if (tty) std::fprintf(stderr, "\r\033[Ksimulating row %zu/%zu (%s B parameters on %d GPUs)", i + 1, table.rows.size(),
-                            table.text(i, "params_billion").c_str(), gpus);
+      if (tty)
+        std::fprintf(stderr, "\r\033[Ksimulating row %zu/%zu (%s B parameters on %d GPUs)", i + 1,
+                     table.rows.size(), table.text(i, "params_billion").c_str(), gpus);
       report::RunResult r = simulate(req);
       if (tty) std::fprintf(stderr, "\r\033[K");
       double published = table.number(i, "tflops_per_gpu");
@@ -87,9 +93,9 @@ void add_validate_command(CLI::App& app) {
       double error = 100 * (predicted - published) / published;
       sum_abs += std::fabs(error);
       max_abs = std::max(max_abs, std::fabs(error));
-      std::printf("%7sB %6d %3d %3d %4d %3d %3d %10.1f %10.1f %+7.1f%% %9.3f%s\n", table.text(i, "params_billion").c_str(), gpus,
-                  tp, pp, gpus / (tp * pp), mb, v, published, predicted, error, r.step_time(),
-                  r.status == "ok" ? "" : ("  " + r.status).c_str());
+      std::printf("%7sB %6d %3d %3d %4d %3d %3d %10.1f %10.1f %+7.1f%% %9.3f%s\n",
+                  table.text(i, "params_billion").c_str(), gpus, tp, pp, gpus / (tp * pp), mb, v, published,
+                  predicted, error, r.step_time(), r.status == "ok" ? "" : ("  " + r.status).c_str());
       std::fflush(stdout);
       rows.push_back({{"params_billion", table.text(i, "params_billion")},
                       {"gpus", std::to_string(gpus)},
@@ -110,7 +116,8 @@ void add_validate_command(CLI::App& app) {
       report::atomic_write(opt->out + "/validation.csv", report::csv(rows));
     }
     if (opt->max_mean_error > 0 && mean > opt->max_mean_error) {
-      std::fprintf(stderr, "podsim: mean |error| %.1f%% exceeds --max-mean-error %.1f%%\n", mean, opt->max_mean_error);
+      std::fprintf(stderr, "podsim: mean |error| %.1f%% exceeds --max-mean-error %.1f%%\n", mean,
+                   opt->max_mean_error);
       std::exit(1);
     }
   });

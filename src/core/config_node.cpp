@@ -61,16 +61,19 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& n
   try {
     root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw InputError(fmt::format("{}:{}:{}: YAML syntax error: {}", name, e.mark.line + 1, e.mark.column + 1, e.msg));
+    throw InputError(
+        fmt::format("{}:{}:{}: YAML syntax error: {}", name, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  if (!root.IsMap()) throw InputError(fmt::format("{}:1:1: expected a mapping of keys at the top level", name));
+  if (!root.IsMap())
+    throw InputError(fmt::format("{}:1:1: expected a mapping of keys at the top level", name));
   auto source = std::make_shared<ConfigSource>();
   source->file = name;
   return ConfigNode(root, source, "");
 }
 
-void ConfigNode::apply_override(const std::string& dotted_path, const std::string& value, const std::string& flag) {
+void ConfigNode::apply_override(const std::string& dotted_path, const std::string& value,
+                                const std::string& flag) {
   std::vector<std::string> parts;
   std::stringstream ss(dotted_path);
   for (std::string part; std::getline(ss, part, '.');) {
@@ -238,7 +241,12 @@ double ConfigNode::fraction_or(std::string_view key, double fallback) const {
 long long ConfigNode::integer(std::string_view key) const {
   YAML::Node value = raw(key);
   if (!value.IsDefined() || value.IsNull()) fail(key, "required value is missing (expected a whole number)");
-  double v = ConfigNode(value, source_, key_path(key)).as_number();
+  double v = 0;
+  try {
+    v = value.as<double>();
+  } catch (const YAML::Exception&) {
+    fail(key, fmt::format("expected a whole number, got {}", describe_value(value)));
+  }
   if (v != std::floor(v) || std::fabs(v) > 9.0e15)
     fail(key, fmt::format("expected a whole number, got {}", describe_value(value)));
   return static_cast<long long>(v);
@@ -324,7 +332,8 @@ void ConfigNode::reject_unknown_keys() const {
 std::pair<std::string, std::string> split_assignment(const std::string& assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw InputError(fmt::format("--set {}: expected KEY=VALUE, e.g. --set workload.parallel.pp=16", assignment));
+    throw InputError(
+        fmt::format("--set {}: expected KEY=VALUE, e.g. --set workload.parallel.pp=16", assignment));
   return {assignment.substr(0, eq), assignment.substr(eq + 1)};
 }
 

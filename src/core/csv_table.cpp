@@ -18,9 +18,12 @@ std::vector<std::string> split_line(const std::string& line, const std::string& 
   for (size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
     if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') cell += '"', ++i;
-      else if (c == '"') quoted = false;
-      else cell += c;
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+        cell += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        cell += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -43,7 +46,9 @@ int CsvTable::column_index(const std::string& column) const {
   return -1;
 }
 
-bool CsvTable::has_column(const std::string& column) const { return column_index(column) >= 0; }
+bool CsvTable::has_column(const std::string& column) const {
+  return column_index(column) >= 0;
+}
 
 std::string CsvTable::text(size_t row, const std::string& column) const {
   int idx = column_index(column);
@@ -61,7 +66,8 @@ double CsvTable::number(size_t row, const std::string& column) const {
     pos = 0;
   }
   if (pos == 0 || pos != value.size() || !std::isfinite(v))
-    throw InputError(fmt::format("{}:{}: column '{}' must be a number, got '{}'", file, row_lines.at(row), column, value));
+    throw InputError(
+        fmt::format("{}:{}: column '{}' must be a number, got '{}'", file, row_lines.at(row), column, value));
   return v;
 }
 
@@ -85,8 +91,9 @@ CsvTable parse_csv(const std::string& text, const std::string& name) {
       continue;
     }
     if (cells.size() != t.columns.size())
-      throw InputError(fmt::format("{}:{}: {} values but the header has {} columns (truncated or extra commas?)", name, lineno,
-                                   cells.size(), t.columns.size()));
+      throw InputError(
+          fmt::format("{}:{}: {} values but the header has {} columns (truncated or extra commas?)", name,
+                      lineno, cells.size(), t.columns.size()));
     t.rows.push_back(std::move(cells));
     t.row_lines.push_back(lineno);
   }

@@ -19,7 +19,8 @@ class TopologyZone final : public kr::NetZoneImpl {
  public:
   TopologyZone(const topology::Topology& topo) : NetZoneImpl("podsim"), topo_(topo) {}
 
-  void get_local_route(const kr::NetPoint* src, const kr::NetPoint* dst, kr::Route* into, double* latency) override {
+  void get_local_route(const kr::NetPoint* src, const kr::NetPoint* dst, kr::Route* into,
+                       double* latency) override {
     route_.clear();
     topo_.router().route(topo_.device_vertex[netpoint_device_.at(src->id())],
                          topo_.device_vertex[netpoint_device_.at(dst->id())], route_);
@@ -67,13 +68,16 @@ Platform build_platform(const topology::Topology& topo, const workload::TaskGrap
     zone->netpoint_device_[id] = d;
     platform.hosts++;
   }
+  // The replay actor needs a host even when the graph moves no data (a pure schedule).
+  platform.driver = iface->create_host("replay-driver", 1e9);
   zone->forward_.assign(topo.links.size(), nullptr);
   zone->backward_.assign(topo.links.size(), nullptr);
   for (size_t l = 0; l < topo.links.size(); ++l)
     for (int dir = 0; dir < 2; ++dir) {
       if (!used_link[l * 2 + dir]) continue;
       const auto& link = topo.links[l];
-      sg4::Link* sl = iface->create_link(fmt::format("l{}{}", l, dir ? 'b' : 'f'), link.effective_bandwidth());
+      sg4::Link* sl =
+          iface->create_link(fmt::format("l{}{}", l, dir ? 'b' : 'f'), link.effective_bandwidth());
       sl->set_latency(link.latency);
       sl->seal();
       (dir ? zone->backward_ : zone->forward_)[l] = sl;

@@ -3,15 +3,15 @@
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <xbt/log.h>
 
 #include <cerrno>
 #include <cstring>
 #include <deque>
 #include <queue>
-#include <unordered_map>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
-#include <xbt/log.h>
+#include <unordered_map>
 
 #include "podsim/engine/platform.hpp"
 
@@ -26,7 +26,8 @@ using workload::TaskGraph;
 // phases as SimGrid parallel tasks, and records when each task started and ended.
 class Replayer {
  public:
-  Replayer(const topology::Topology& topo, const TaskGraph& graph, const Platform& platform, ReplayResult& out)
+  Replayer(const topology::Topology& topo, const TaskGraph& graph, const Platform& platform,
+           ReplayResult& out)
       : topo_(topo), graph_(graph), platform_(platform), out_(out) {
     const size_t n = graph.tasks.size();
     waiting_.assign(n, 0);
@@ -133,7 +134,8 @@ class Replayer {
     for (const auto& f : phase.flows) {
       if (f.src == f.dst || f.bytes <= 0) continue;
       for (int d : {f.src, f.dst})
-        if (index_.emplace(d, static_cast<int>(hosts_.size())).second) hosts_.push_back(platform_.device_host[d]);
+        if (index_.emplace(d, static_cast<int>(hosts_.size())).second)
+          hosts_.push_back(platform_.device_host[d]);
     }
     if (hosts_.empty()) {
       next_phase(id, k + 1);
@@ -145,7 +147,8 @@ class Replayer {
       if (f.src == f.dst || f.bytes <= 0) continue;
       bytes[index_[f.src] * n + index_[f.dst]] += f.bytes;
     }
-    sg4::ExecPtr exec = sg4::Exec::init()->set_hosts(hosts_)->set_flops_amounts(flops)->set_bytes_amounts(bytes);
+    sg4::ExecPtr exec =
+        sg4::Exec::init()->set_hosts(hosts_)->set_flops_amounts(flops)->set_bytes_amounts(bytes);
     exec->start();
     running_.push_back(exec);
     running_task_.push_back(id);
@@ -222,12 +225,8 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   Platform platform = build_platform(topo, graph);
   result.hosts = platform.hosts;
   result.links = platform.links;
-  sg4::Host* driver = nullptr;
-  for (auto* h : platform.device_host)
-    if (h) driver = h;
-  if (!driver) driver = sg4::create_full_zone("driver")->create_host("driver", 1e9);
   std::string error;
-  sg4::Actor::create("replay", driver, [&] {
+  sg4::Actor::create("replay", platform.driver, [&] {
     try {
       Replayer(topo, graph, platform, result).run();
     } catch (const std::exception& e) {
@@ -276,7 +275,8 @@ ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph) {
   std::string error;
   if (ok && status == 0) {
     long long n = 0;
-    ok = read_all(fds[0], &r.makespan, sizeof r.makespan) && read_all(fds[0], &r.simgrid_activities, sizeof r.simgrid_activities) &&
+    ok = read_all(fds[0], &r.makespan, sizeof r.makespan) &&
+         read_all(fds[0], &r.simgrid_activities, sizeof r.simgrid_activities) &&
          read_all(fds[0], &r.hosts, sizeof r.hosts) && read_all(fds[0], &r.links, sizeof r.links) &&
          read_all(fds[0], &n, sizeof n);
     if (ok) {

@@ -31,22 +31,29 @@ std::vector<std::vector<int>> members_by_node(const Topology& topo, const std::v
 
 double ring_steps(CollectiveKind kind, int n) {
   switch (kind) {
-    case CollectiveKind::all_reduce: return 2.0 * (n - 1);
+    case CollectiveKind::all_reduce:
+      return 2.0 * (n - 1);
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::broadcast: return n - 1;
-    default: return 1;
+    case CollectiveKind::broadcast:
+      return n - 1;
+    default:
+      return 1;
   }
 }
 
 // Bytes each ring edge carries over the whole collective.
 double ring_edge_bytes(CollectiveKind kind, int n, double bytes) {
   switch (kind) {
-    case CollectiveKind::all_reduce: return 2.0 * (n - 1) / n * bytes;
+    case CollectiveKind::all_reduce:
+      return 2.0 * (n - 1) / n * bytes;
     case CollectiveKind::all_gather:
-    case CollectiveKind::reduce_scatter: return static_cast<double>(n - 1) / n * bytes;
-    case CollectiveKind::broadcast: return bytes;
-    default: throw std::logic_error("ring is not an algorithm for this collective");
+    case CollectiveKind::reduce_scatter:
+      return static_cast<double>(n - 1) / n * bytes;
+    case CollectiveKind::broadcast:
+      return bytes;
+    default:
+      throw std::logic_error("ring is not an algorithm for this collective");
   }
 }
 
@@ -148,22 +155,32 @@ CommPlan hierarchical_all_reduce(const Topology& topo, const std::vector<int>& g
 
 const char* to_string(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::all_reduce: return "all_reduce";
-    case CollectiveKind::all_gather: return "all_gather";
-    case CollectiveKind::reduce_scatter: return "reduce_scatter";
-    case CollectiveKind::all_to_all: return "all_to_all";
-    case CollectiveKind::broadcast: return "broadcast";
-    case CollectiveKind::send_recv: return "send_recv";
+    case CollectiveKind::all_reduce:
+      return "all_reduce";
+    case CollectiveKind::all_gather:
+      return "all_gather";
+    case CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveKind::all_to_all:
+      return "all_to_all";
+    case CollectiveKind::broadcast:
+      return "broadcast";
+    case CollectiveKind::send_recv:
+      return "send_recv";
   }
   return "?";
 }
 
 const char* to_string(Algorithm a) {
   switch (a) {
-    case Algorithm::ring: return "ring";
-    case Algorithm::tree: return "tree";
-    case Algorithm::hierarchical: return "hierarchical";
-    case Algorithm::direct: return "direct";
+    case Algorithm::ring:
+      return "ring";
+    case Algorithm::tree:
+      return "tree";
+    case Algorithm::hierarchical:
+      return "hierarchical";
+    case Algorithm::direct:
+      return "direct";
   }
   return "?";
 }
@@ -172,23 +189,29 @@ CollectiveKind parse_collective(const std::string& name) {
   for (auto k : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
                  CollectiveKind::all_to_all, CollectiveKind::broadcast, CollectiveKind::send_recv})
     if (name == to_string(k)) return k;
-  throw std::invalid_argument(fmt::format(
-      "unknown collective '{}' (valid: all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv)", name));
+  throw std::invalid_argument(
+      fmt::format("unknown collective '{}' (valid: all_reduce, all_gather, reduce_scatter, all_to_all, "
+                  "broadcast, send_recv)",
+                  name));
 }
 
 Algorithm parse_algorithm(const std::string& name) {
   for (auto a : {Algorithm::ring, Algorithm::tree, Algorithm::hierarchical, Algorithm::direct})
     if (name == to_string(a)) return a;
-  throw std::invalid_argument(fmt::format("unknown algorithm '{}' (valid: ring, tree, hierarchical, direct)", name));
+  throw std::invalid_argument(
+      fmt::format("unknown algorithm '{}' (valid: ring, tree, hierarchical, direct)", name));
 }
 
 double bus_factor(CollectiveKind kind, int ranks) {
   switch (kind) {
-    case CollectiveKind::all_reduce: return 2.0 * (ranks - 1) / ranks;
+    case CollectiveKind::all_reduce:
+      return 2.0 * (ranks - 1) / ranks;
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::all_to_all: return static_cast<double>(ranks - 1) / ranks;
-    default: return 1.0;
+    case CollectiveKind::all_to_all:
+      return static_cast<double>(ranks - 1) / ranks;
+    default:
+      return 1.0;
   }
 }
 
@@ -196,7 +219,8 @@ double step_latency(const Topology& topo, int src, int dst) {
   topology::Route route;
   topo.router().route(topo.device_vertex[src], topo.device_vertex[dst], route);
   double step = 0;
-  for (const auto& hop : route) step = std::max(step, topo.fabric_profile.step(to_string(topo.links[hop.link].cls)));
+  for (const auto& hop : route)
+    step = std::max(step, topo.fabric_profile.step(to_string(topo.links[hop.link].cls)));
   return step;
 }
 
@@ -208,8 +232,10 @@ CommPhase serial_merge(const std::vector<CommPlan>& plans) {
       merged.latency += phase.latency;
       for (const auto& f : phase.flows) {
         auto [it, fresh] = index.try_emplace({f.src, f.dst}, merged.flows.size());
-        if (fresh) merged.flows.push_back(f);
-        else merged.flows[it->second].bytes += f.bytes;
+        if (fresh)
+          merged.flows.push_back(f);
+        else
+          merged.flows[it->second].bytes += f.bytes;
       }
     }
   return merged;

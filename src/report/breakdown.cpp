@@ -10,12 +10,18 @@ using workload::Category;
 // Priority when a stage does several things at once (lower wins).
 int priority(Category c) {
   switch (c) {
-    case Category::compute: return 0;
-    case Category::tp: return 1;
-    case Category::optimizer: return 2;
-    case Category::pp: return 3;
-    case Category::dp: return 4;
-    default: return 5;
+    case Category::compute:
+      return 0;
+    case Category::tp:
+      return 1;
+    case Category::optimizer:
+      return 2;
+    case Category::pp:
+      return 3;
+    case Category::dp:
+      return 4;
+    default:
+      return 5;
   }
 }
 
@@ -40,9 +46,12 @@ double RunResult::memory_per_device() const {
   for (const auto& m : step.memory) peak = std::max(peak, m.total());
   return peak;
 }
-double RunResult::tokens_per_s() const { return step_time() > 0 ? step.tokens_per_step / step_time() : 0; }
+double RunResult::tokens_per_s() const {
+  return step_time() > 0 ? step.tokens_per_step / step_time() : 0;
+}
 
-std::vector<StageBreakdown> stage_breakdown(const workload::TaskGraph& graph, const engine::ReplayResult& replay) {
+std::vector<StageBreakdown> stage_breakdown(const workload::TaskGraph& graph,
+                                            const engine::ReplayResult& replay) {
   std::vector<std::vector<Interval>> per_stage(graph.stages);
   auto add = [&](int stage, double b, double e, Category c) {
     if (e <= b) return;
@@ -55,10 +64,11 @@ std::vector<StageBreakdown> stage_breakdown(const workload::TaskGraph& graph, co
   for (size_t i = 0; i < graph.tasks.size(); ++i) {
     const auto& t = graph.tasks[i];
     const auto& times = replay.tasks[i];
-    bool on_device = t.stream >= 0 && graph.streams[t.stream].name.find("compute") != std::string::npos;
+    bool on_device = t.stream >= 0 && graph.streams[t.stream].device_busy;
     if (on_device) add(t.stage, times.start, times.start + t.compute_seconds, t.compute_category);
     add(t.stage, times.compute_end, times.end, t.comm_category);
-    if (t.peer_stage >= 0 && t.peer_stage != t.stage) add(t.peer_stage, times.compute_end, times.end, t.comm_category);
+    if (t.peer_stage >= 0 && t.peer_stage != t.stage)
+      add(t.peer_stage, times.compute_end, times.end, t.comm_category);
   }
   std::vector<StageBreakdown> out;
   for (int s = 0; s < graph.stages; ++s) {

@@ -15,7 +15,9 @@ namespace {
 
 constexpr double GiB = 1073741824.0;
 
-std::string num(double v, int digits = 6) { return fmt::format("{:.{}g}", v, digits); }
+std::string num(double v, int digits = 6) {
+  return fmt::format("{:.{}g}", v, digits);
+}
 
 std::string csv_escape(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -81,15 +83,17 @@ std::string csv(const std::vector<Row>& rows) {
 }
 
 std::string breakdown_csv(const RunResult& r) {
-  std::string out = "stage,compute_s,tp_exposed_s,pp_exposed_s,dp_exposed_s,optimizer_s,bubble_s,total_s,memory_GiB\n";
+  std::string out =
+      "stage,compute_s,tp_exposed_s,pp_exposed_s,dp_exposed_s,optimizer_s,bubble_s,total_s,memory_GiB\n";
   for (const auto& s : r.stages) {
-    double mem = static_cast<size_t>(s.stage) < r.step.memory.size() ? r.step.memory[s.stage].total() / GiB : 0;
-    out += fmt::format("{},{},{},{},{},{},{},{},{}\n", s.stage, num(s.compute), num(s.tp), num(s.pp), num(s.dp),
-                       num(s.optimizer), num(s.bubble), num(s.total()), num(mem, 4));
+    double mem =
+        static_cast<size_t>(s.stage) < r.step.memory.size() ? r.step.memory[s.stage].total() / GiB : 0;
+    out += fmt::format("{},{},{},{},{},{},{},{},{}\n", s.stage, num(s.compute), num(s.tp), num(s.pp),
+                       num(s.dp), num(s.optimizer), num(s.bubble), num(s.total()), num(mem, 4));
   }
   const auto& m = r.mean;
-  out += fmt::format("mean,{},{},{},{},{},{},{},{}\n", num(m.compute), num(m.tp), num(m.pp), num(m.dp), num(m.optimizer),
-                     num(m.bubble), num(m.total()), num(r.memory_per_device() / GiB, 4));
+  out += fmt::format("mean,{},{},{},{},{},{},{},{}\n", num(m.compute), num(m.tp), num(m.pp), num(m.dp),
+                     num(m.optimizer), num(m.bubble), num(m.total()), num(r.memory_per_device() / GiB, 4));
   return out;
 }
 
@@ -114,7 +118,7 @@ std::string result_json(const RunResult& r) {
                                    {"total", m.total() / GiB}}}};
     if (s < r.stages.size()) {
       const auto& b = r.stages[s];
-      st["time_s"] = {{"compute", b.compute}, {"tp_exposed", b.tp},   {"pp_exposed", b.pp},
+      st["time_s"] = {{"compute", b.compute}, {"tp_exposed", b.tp},       {"pp_exposed", b.pp},
                       {"dp_exposed", b.dp},   {"optimizer", b.optimizer}, {"bubble", b.bubble}};
     }
     stages.push_back(st);
@@ -123,7 +127,11 @@ std::string result_json(const RunResult& r) {
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   auto add_ops = [&](const char* pass, const workload::PassCost& cost) {
     for (const auto& op : cost.ops)
-      ops.push_back({{"pass", pass}, {"op", op.name}, {"seconds", op.seconds}, {"flops", op.flops}, {"bytes", op.bytes}});
+      ops.push_back({{"pass", pass},
+                     {"op", op.name},
+                     {"seconds", op.seconds},
+                     {"flops", op.flops},
+                     {"bytes", op.bytes}});
   };
   add_ops("forward", r.step.layer.forward);
   add_ops("recompute", r.step.layer.recompute);

@@ -32,16 +32,18 @@ struct FatTreeShape {
 class RailFatTreeRouter final : public Router {
  public:
   FatTreeShape shape;
-  std::vector<int> vertex_device;    // vertex -> device rank or -1
-  std::vector<int> device_rail;      // device -> rail
-  std::vector<int> gpu_nvswitch;     // device -> link (a = gpu, b = nvswitch)
-  std::vector<int> gpu_nic;          // device -> link (a = gpu, b = nic)
-  std::vector<int> rail_gpu;         // node * nics + rail -> first device on that rail (PXN relay)
-  std::vector<int> nic_leaf;         // node * nics + rail -> link (a = nic, b = leaf)
-  std::vector<int> leaf_spine;       // (su * nics + rail) * spines_per_rail + j -> link (a = leaf, b = spine)
-  std::vector<int> spine_core;       // spine index * cores_per_rail + c -> link (a = spine, b = core)
+  std::vector<int> vertex_device;  // vertex -> device rank or -1
+  std::vector<int> device_rail;    // device -> rail
+  std::vector<int> gpu_nvswitch;   // device -> link (a = gpu, b = nvswitch)
+  std::vector<int> gpu_nic;        // device -> link (a = gpu, b = nic)
+  std::vector<int> rail_gpu;       // node * nics + rail -> first device on that rail (PXN relay)
+  std::vector<int> nic_leaf;       // node * nics + rail -> link (a = nic, b = leaf)
+  std::vector<int> leaf_spine;     // (su * nics + rail) * spines_per_rail + j -> link (a = leaf, b = spine)
+  std::vector<int> spine_core;     // spine index * cores_per_rail + c -> link (a = spine, b = core)
 
-  int spine_index(int group, int rail, int j) const { return (group * shape.nics + rail) * shape.spines_per_rail + j; }
+  int spine_index(int group, int rail, int j) const {
+    return (group * shape.nics + rail) * shape.spines_per_rail + j;
+  }
 
   void route(int src_vertex, int dst_vertex, Route& out) const override {
     int s = vertex_device[src_vertex], d = vertex_device[dst_vertex];
@@ -83,7 +85,9 @@ class RailFatTreeRouter final : public Router {
   }
 };
 
-int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+int round_up(int value, int multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
 
 }  // namespace
 
@@ -93,7 +97,8 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   root.string_or("description", "");
   if (root.has("sources")) root.list("sources");
   long long nodes = root.positive_integer("nodes");
-  if (nodes > 100000) root.fail("nodes", fmt::format("{} servers is beyond what podsim simulates (at most 100000)", nodes));
+  if (nodes > 100000)
+    root.fail("nodes", fmt::format("{} servers is beyond what podsim simulates (at most 100000)", nodes));
 
   topo.device = read_device_spec(root.child("device"), base_dir);
   topo.device_profile = calibration::load_device_profile(topo.device.profile_path);
@@ -109,7 +114,8 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   scale_up.reject_unknown_keys();
   int nics = static_cast<int>(node.positive_integer("nics"));
   if (nics > gpus || gpus % nics != 0)
-    node.fail("nics", fmt::format("{} NICs cannot be shared evenly by {} devices; use a divisor of {}", nics, gpus, gpus));
+    node.fail("nics", fmt::format("{} NICs cannot be shared evenly by {} devices; use a divisor of {}", nics,
+                                  gpus, gpus));
   double nic_bw = node.positive("nic_bandwidth_Gbps") * 1e9 / 8;
   double pcie_bw = node.positive("pcie_bandwidth_GBps") * 1e9;
   double pcie_lat = node.non_negative_or("pcie_latency_us", 0.5) * 1e-6;
@@ -130,7 +136,8 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   if (oversub < 1) fabric.fail("oversubscription", "must be 1 (non-blocking) or more (e.g. 2 for 2:1)");
   fabric.reject_unknown_keys();
   if (shape.su_nodes > radix)
-    fabric.fail("scalable_unit_nodes", fmt::format("an SU of {} servers needs leaves with more than {} ports", shape.su_nodes, radix));
+    fabric.fail("scalable_unit_nodes", fmt::format("an SU of {} servers needs leaves with more than {} ports",
+                                                   shape.su_nodes, radix));
 
   shape.sus = (shape.nodes + shape.su_nodes - 1) / shape.su_nodes;
   shape.groups = (shape.sus + shape.sus_per_group - 1) / shape.sus_per_group;
@@ -158,7 +165,8 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   for (int n = 0; n < shape.nodes; ++n) {
     int nvswitch = topo.add_vertex({VertexKind::switch_, fmt::format("node{}/nvswitch", n), "nvswitch", n});
     for (int r = 0; r < nics; ++r)
-      nic_vertex[n * nics + r] = topo.add_vertex({VertexKind::nic, fmt::format("node{}/nic{}", n, r), "nic", n});
+      nic_vertex[n * nics + r] =
+          topo.add_vertex({VertexKind::nic, fmt::format("node{}/nic{}", n, r), "nic", n});
     for (int g = 0; g < gpus; ++g) {
       int dev = n * gpus + g;
       int v = topo.add_vertex({VertexKind::device, fmt::format("node{}/gpu{}", n, g), "gpu", n});
@@ -169,7 +177,8 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
       rails.push_back(rail);
       router->device_rail.push_back(rail);
       router->gpu_nvswitch.push_back(topo.add_link(v, nvswitch, nvlink_bw, nvlink_lat, LinkClass::nvlink));
-      router->gpu_nic.push_back(topo.add_link(v, nic_vertex[n * nics + rail], pcie_bw, pcie_lat, LinkClass::pcie));
+      router->gpu_nic.push_back(
+          topo.add_link(v, nic_vertex[n * nics + rail], pcie_bw, pcie_lat, LinkClass::pcie));
     }
     for (int r = 0; r < nics; ++r) {
       int first = -1;
@@ -184,27 +193,29 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
     std::vector<int> leaf_vertex(static_cast<size_t>(shape.sus) * nics);
     for (int su = 0; su < shape.sus; ++su)
       for (int r = 0; r < nics; ++r)
-        leaf_vertex[su * nics + r] = topo.add_vertex({VertexKind::switch_, fmt::format("su{}/leaf{}", su, r), "leaf", -1});
+        leaf_vertex[su * nics + r] =
+            topo.add_vertex({VertexKind::switch_, fmt::format("su{}/leaf{}", su, r), "leaf", -1});
     router->nic_leaf.resize(static_cast<size_t>(shape.nodes) * nics);
     for (int n = 0; n < shape.nodes; ++n)
       for (int r = 0; r < nics; ++r)
-        router->nic_leaf[n * nics + r] = topo.add_link(nic_vertex[n * nics + r], leaf_vertex[(n / shape.su_nodes) * nics + r],
-                                                       nic_bw, hop_lat, LinkClass::infiniband);
+        router->nic_leaf[n * nics + r] =
+            topo.add_link(nic_vertex[n * nics + r], leaf_vertex[(n / shape.su_nodes) * nics + r], nic_bw,
+                          hop_lat, LinkClass::infiniband);
     if (shape.sus > 1) {
       std::vector<int> spine_vertex(static_cast<size_t>(shape.groups) * nics * shape.spines_per_rail);
       for (int g = 0; g < shape.groups; ++g)
         for (int r = 0; r < nics; ++r)
           for (int j = 0; j < shape.spines_per_rail; ++j)
-            spine_vertex[router->spine_index(g, r, j)] =
-                topo.add_vertex({VertexKind::switch_, fmt::format("group{}/spine{}.{}", g, r, j), "spine", -1});
+            spine_vertex[router->spine_index(g, r, j)] = topo.add_vertex(
+                {VertexKind::switch_, fmt::format("group{}/spine{}.{}", g, r, j), "spine", -1});
       router->leaf_spine.resize(static_cast<size_t>(shape.sus) * nics * shape.spines_per_rail);
       double trunk = leaf_up_bw / shape.spines_per_rail;
       for (int su = 0; su < shape.sus; ++su)
         for (int r = 0; r < nics; ++r)
           for (int j = 0; j < shape.spines_per_rail; ++j)
-            router->leaf_spine[(su * nics + r) * shape.spines_per_rail + j] =
-                topo.add_link(leaf_vertex[su * nics + r], spine_vertex[router->spine_index(su / shape.sus_per_group, r, j)],
-                              trunk, hop_lat, LinkClass::infiniband);
+            router->leaf_spine[(su * nics + r) * shape.spines_per_rail + j] = topo.add_link(
+                leaf_vertex[su * nics + r], spine_vertex[router->spine_index(su / shape.sus_per_group, r, j)],
+                trunk, hop_lat, LinkClass::infiniband);
       if (shape.groups > 1) {
         std::vector<int> core_vertex(static_cast<size_t>(nics) * shape.cores_per_rail);
         for (int r = 0; r < nics; ++r)
@@ -217,25 +228,27 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
           for (int r = 0; r < nics; ++r)
             for (int j = 0; j < shape.spines_per_rail; ++j)
               for (int c = 0; c < shape.cores_per_rail; ++c)
-                router->spine_core[router->spine_index(g, r, j) * shape.cores_per_rail + c] =
-                    topo.add_link(spine_vertex[router->spine_index(g, r, j)], core_vertex[r * shape.cores_per_rail + c],
-                                  up, hop_lat, LinkClass::infiniband);
+                router->spine_core[router->spine_index(g, r, j) * shape.cores_per_rail + c] = topo.add_link(
+                    spine_vertex[router->spine_index(g, r, j)], core_vertex[r * shape.cores_per_rail + c], up,
+                    hop_lat, LinkClass::infiniband);
       }
     }
   }
   router->vertex_device.resize(topo.vertices.size(), -1);
   topo.set_rails(std::move(rails));
   topo.facts = {
-      {"servers", fmt::format("{} x {} {} ({} devices)", shape.nodes, gpus, topo.device.name, shape.nodes * gpus)},
+      {"servers",
+       fmt::format("{} x {} {} ({} devices)", shape.nodes, gpus, topo.device.name, shape.nodes * gpus)},
       {"scale-up", fmt::format("NVLink {:.0f} GB/s per GPU per direction, {} NVSwitch chips per server",
                                nvlink_bw / 1e9, nvswitch_chips)},
       {"rails", fmt::format("{} NICs per server at {:.0f} Gb/s", nics, nic_bw * 8 / 1e9)},
       {"scalable units", fmt::format("{} of {} servers", shape.sus, shape.su_nodes)},
       {"fat tree", shape.nodes == 1 ? std::string("none (one server)")
-                   : shape.sus == 1  ? std::string("one leaf level")
-                   : shape.groups == 1 ? fmt::format("leaf/spine ({} spines per rail)", shape.spines_per_rail)
-                                       : fmt::format("leaf/spine/core ({} spine groups of {} SUs, {} cores per rail)",
-                                                     shape.groups, shape.sus_per_group, shape.cores_per_rail)},
+                   : shape.sus == 1 ? std::string("one leaf level")
+                   : shape.groups == 1
+                       ? fmt::format("leaf/spine ({} spines per rail)", shape.spines_per_rail)
+                       : fmt::format("leaf/spine/core ({} spine groups of {} SUs, {} cores per rail)",
+                                     shape.groups, shape.sus_per_group, shape.cores_per_rail)},
       {"oversubscription", fmt::format("{}:1", oversub)},
   };
   topo.set_router(std::move(router));

@@ -42,7 +42,8 @@ std::vector<int> sample_devices(int count, int samples) {
     for (int i = 0; i < count; ++i) out.push_back(i);
     return out;
   }
-  for (int i = 0; i < samples; ++i) out.push_back(static_cast<int>(static_cast<long long>(i) * (count - 1) / (samples - 1)));
+  for (int i = 0; i < samples; ++i)
+    out.push_back(static_cast<int>(static_cast<long long>(i) * (count - 1) / (samples - 1)));
   return out;
 }
 
@@ -71,7 +72,8 @@ std::vector<std::string> check_routes(const Topology& topo, int samples) {
         const Link& l = topo.links.at(h.link);
         int from = h.forward ? l.a : l.b, to = h.forward ? l.b : l.a;
         if (from != at) {
-          problems.push_back(fmt::format("route {}->{} is not contiguous at {}", s, d, topo.vertices[at].name));
+          problems.push_back(
+              fmt::format("route {}->{} is not contiguous at {}", s, d, topo.vertices[at].name));
           ok = false;
           break;
         }
@@ -92,7 +94,8 @@ std::vector<std::string> check_routes(const Topology& topo, int samples) {
 void validate(const Topology& topo) {
   int components = connected_components(topo);
   if (components != 1)
-    throw InputError(fmt::format("{}: the topology falls apart into {} disconnected pieces", topo.source_file, components));
+    throw InputError(fmt::format("{}: the topology falls apart into {} disconnected pieces", topo.source_file,
+                                 components));
   auto problems = check_routes(topo, 16);
   if (!problems.empty())
     throw InputError(fmt::format("{}: routing is broken: {}", topo.source_file, problems.front()));
@@ -125,8 +128,10 @@ Bisection bisection_bandwidth(const Topology& topo) {
   const int devices = topo.device_count();
   const double unlimited = std::numeric_limits<double>::max() / 4;
   for (int d = 0; d < devices; ++d) {
-    if (d < devices / 2) add(source, topo.device_vertex[d], unlimited);
-    else add(topo.device_vertex[d], sink, unlimited);
+    if (d < devices / 2)
+      add(source, topo.device_vertex[d], unlimited);
+    else
+      add(topo.device_vertex[d], sink, unlimited);
   }
   Bisection b;
   b.bandwidth = boost::push_relabel_max_flow(g, source, sink);

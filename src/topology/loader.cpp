@@ -21,7 +21,9 @@ std::map<std::string, FamilyBuilder>& registry() {
 
 }  // namespace
 
-void register_family(const std::string& kind, FamilyBuilder builder) { registry()[kind] = builder; }
+void register_family(const std::string& kind, FamilyBuilder builder) {
+  registry()[kind] = builder;
+}
 
 std::string resolve_path(const std::string& base_dir, const std::string& path) {
   std::filesystem::path p(path);
@@ -31,7 +33,8 @@ std::string resolve_path(const std::string& base_dir, const std::string& path) {
 
 Topology load_topology(const std::string& path, const Overrides& overrides) {
   ConfigNode root = ConfigNode::load_file(path);
-  for (const auto& [key, value] : overrides) root.apply_override(key, value, fmt::format("--set topology.{}={}", key, value));
+  for (const auto& [key, value] : overrides)
+    root.apply_override(key, value, fmt::format("--set topology.{}={}", key, value));
   std::string base_dir = std::filesystem::path(path).parent_path().string();
   if (base_dir.empty()) base_dir = ".";
   std::vector<std::string> kinds;

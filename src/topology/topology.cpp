@@ -10,11 +10,16 @@ namespace podsim::topology {
 
 const char* to_string(Precision p) {
   switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::tf32: return "tf32";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-    case Precision::fp8: return "fp8";
+    case Precision::fp32:
+      return "fp32";
+    case Precision::tf32:
+      return "tf32";
+    case Precision::fp16:
+      return "fp16";
+    case Precision::bf16:
+      return "bf16";
+    case Precision::fp8:
+      return "fp8";
   }
   return "?";
 }
@@ -22,7 +27,8 @@ const char* to_string(Precision p) {
 Precision parse_precision(const std::string& name) {
   for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8})
     if (name == to_string(p)) return p;
-  throw std::invalid_argument(fmt::format("unknown precision '{}' (valid: fp32, tf32, fp16, bf16, fp8)", name));
+  throw std::invalid_argument(
+      fmt::format("unknown precision '{}' (valid: fp32, tf32, fp16, bf16, fp8)", name));
 }
 
 double DeviceSpec::peak(Precision p) const {
@@ -34,13 +40,20 @@ double DeviceSpec::peak(Precision p) const {
 
 const char* to_string(LinkClass c) {
   switch (c) {
-    case LinkClass::nvlink: return "nvlink";
-    case LinkClass::pcie: return "pcie";
-    case LinkClass::infiniband: return "infiniband";
-    case LinkClass::ethernet: return "ethernet";
-    case LinkClass::ici: return "ici";
-    case LinkClass::wafer_mesh: return "wafer_mesh";
-    case LinkClass::fabric: return "fabric";
+    case LinkClass::nvlink:
+      return "nvlink";
+    case LinkClass::pcie:
+      return "pcie";
+    case LinkClass::infiniband:
+      return "infiniband";
+    case LinkClass::ethernet:
+      return "ethernet";
+    case LinkClass::ici:
+      return "ici";
+    case LinkClass::wafer_mesh:
+      return "wafer_mesh";
+    case LinkClass::fabric:
+      return "fabric";
   }
   return "?";
 }
@@ -54,7 +67,8 @@ LinkClass parse_link_class(const std::string& name) {
 }
 
 bool is_inter_node(LinkClass c) {
-  return c == LinkClass::infiniband || c == LinkClass::ethernet || c == LinkClass::fabric || c == LinkClass::ici;
+  return c == LinkClass::infiniband || c == LinkClass::ethernet || c == LinkClass::fabric ||
+         c == LinkClass::ici;
 }
 
 int Topology::add_vertex(Vertex v) {

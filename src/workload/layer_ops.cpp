@@ -19,8 +19,8 @@ OpCost memory(const ComputeModel& cm, const char* name, double bytes) {
 }
 
 // Forward GEMM Y[m,n] = X[m,k] W[k,n] and its two backward GEMMs: dX = dY W^T, dW = X^T dY.
-void linear_backward(PassCost& pass, const ComputeModel& cm, const char* dgrad, const char* wgrad, double m, double n,
-                     double k, double batch = 1) {
+void linear_backward(PassCost& pass, const ComputeModel& cm, const char* dgrad, const char* wgrad, double m,
+                     double n, double k, double batch = 1) {
   pass.add(gemm(cm, dgrad, m, k, n, batch));
   pass.add(gemm(cm, wgrad, k, n, m, batch));
 }
@@ -28,9 +28,9 @@ void linear_backward(PassCost& pass, const ComputeModel& cm, const char* dgrad, 
 struct Shapes {
   double b, s, h, a, f, t, v, eb;
   double accumulate_bytes_per_param;  // gradient accumulation traffic per parameter per microbatch
-  double tokens;       // b*s
-  double sp_tokens;    // tokens held per rank in the regions sequence parallelism splits
-  double attn;         // attention score elements per rank: b * (a/t) * s * s
+  double tokens;                      // b*s
+  double sp_tokens;                   // tokens held per rank in the regions sequence parallelism splits
+  double attn;                        // attention score elements per rank: b * (a/t) * s * s
   double head_dim;
 };
 
@@ -51,11 +51,18 @@ Shapes shapes(const WorkloadConfig& w, int micro_batch) {
   // Summing this microbatch's weight gradients into the running total: read the new gradient and
   // read-modify-write the fp32 buffer (10 bytes), or read-modify-write in the parameter precision
   // (3 accesses, skipped for the first microbatch), or nothing when fused into the wgrad GEMM.
-  double microbatches = static_cast<double>(w.training.global_batch) / (static_cast<double>(w.parallel.dp) * micro_batch);
+  double microbatches =
+      static_cast<double>(w.training.global_batch) / (static_cast<double>(w.parallel.dp) * micro_batch);
   switch (w.training.grad_accumulation) {
-    case GradAccumulation::fp32: x.accumulate_bytes_per_param = x.eb + 8; break;
-    case GradAccumulation::same: x.accumulate_bytes_per_param = 3 * x.eb * (microbatches - 1) / microbatches; break;
-    case GradAccumulation::fused: x.accumulate_bytes_per_param = 0; break;
+    case GradAccumulation::fp32:
+      x.accumulate_bytes_per_param = x.eb + 8;
+      break;
+    case GradAccumulation::same:
+      x.accumulate_bytes_per_param = 3 * x.eb * (microbatches - 1) / microbatches;
+      break;
+    case GradAccumulation::fused:
+      x.accumulate_bytes_per_param = 0;
+      break;
   }
   return x;
 }
@@ -127,7 +134,8 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
   p.add(memory(cm, "QKV bias grad", x.tokens * 3 * x.h / x.t * x.eb));
   p.add(memory(cm, "layernorm backward", 3 * E * x.eb));
   if (x.accumulate_bytes_per_param > 0)
-    p.add(memory(cm, "weight-gradient accumulation", layer_params(w.model) / x.t * x.accumulate_bytes_per_param));
+    p.add(memory(cm, "weight-gradient accumulation",
+                 layer_params(w.model) / x.t * x.accumulate_bytes_per_param));
   tp_collectives(p, w, x);
   return p;
 }
@@ -137,10 +145,13 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
 double element_bytes(topology::Precision p) {
   switch (p) {
     case topology::Precision::fp32:
-    case topology::Precision::tf32: return 4;
+    case topology::Precision::tf32:
+      return 4;
     case topology::Precision::fp16:
-    case topology::Precision::bf16: return 2;
-    case topology::Precision::fp8: return 1;
+    case topology::Precision::bf16:
+      return 2;
+    case topology::Precision::fp8:
+      return 1;
   }
   return 2;
 }
@@ -178,11 +189,13 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
   c.embedding_forward.add(memory(cm, "embedding lookup", 2 * x.tokens * x.h * x.eb));
   c.embedding_forward.add(memory(cm, "position embedding + dropout", E * (5 * x.eb + 1)));
   if (w.parallel.tp > 1)
-    c.embedding_forward.tp.push_back({w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-                                      x.tokens * x.h * x.eb});
+    c.embedding_forward.tp.push_back(
+        {w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+         x.tokens * x.h * x.eb});
   c.embedding_backward.add(memory(cm, "embedding backward", E * (2 * x.eb + 1) + 2 * x.tokens * x.h * x.eb));
   if (x.accumulate_bytes_per_param > 0)
-    c.embedding_backward.add(memory(cm, "embedding gradient accumulation", x.v * x.h / x.t * x.accumulate_bytes_per_param));
+    c.embedding_backward.add(
+        memory(cm, "embedding gradient accumulation", x.v * x.h / x.t * x.accumulate_bytes_per_param));
   if (w.parallel.tp > 1 && w.parallel.sequence_parallel)
     c.embedding_backward.tp.push_back({CollectiveKind::all_gather, x.tokens * x.h * x.eb});
 
@@ -199,10 +212,12 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
   linear_backward(c.output_backward, cm, "logits dgrad", "logits wgrad", x.tokens, x.v / x.t, x.h);
   c.output_backward.add(memory(cm, "final layernorm backward", 3 * E * x.eb));
   if (x.accumulate_bytes_per_param > 0 && w.parallel.pp > 1)  // the last stage's copy of the tied embedding
-    c.output_backward.add(memory(cm, "output embedding gradient accumulation", x.v * x.h / x.t * x.accumulate_bytes_per_param));
+    c.output_backward.add(
+        memory(cm, "output embedding gradient accumulation", x.v * x.h / x.t * x.accumulate_bytes_per_param));
   if (w.parallel.tp > 1)
-    c.output_backward.tp.push_back({w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-                                    x.tokens * x.h * x.eb});
+    c.output_backward.tp.push_back(
+        {w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+         x.tokens * x.h * x.eb});
   return c;
 }
 

@@ -12,6 +12,7 @@
 #include "podsim/calibration/compute_model.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/network/collective.hpp"
+#include "podsim/workload/pipeline_assembly.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer_math.hpp"
 
@@ -22,8 +23,8 @@ using network::Collective;
 using network::CollectiveKind;
 using network::CommPlan;
 
-constexpr char kForward = 'F', kBackward = 'B', kTransfer = 'T', kGather = 'G', kCallDone = 'C',
-               kDataParallel = 'D', kEmbeddingSync = 'E', kSync = 'S', kOptimizer = 'O';
+constexpr char kForward = 'F', kBackward = 'B', kCallDone = 'C', kDataParallel = 'D', kEmbeddingSync = 'E',
+               kSync = 'S', kOptimizer = 'O';
 
 class Builder {
  public:
@@ -66,7 +67,8 @@ class Builder {
     step.memory = stage_memory(w_, mb_, v_, peak_in_flight(programs_), topo_.device_profile);
     check_memory(step.memory);
 
-    step.hardware_flops = hardware_flops(w_.model, static_cast<double>(w_.training.global_batch), w_.training.recompute);
+    step.hardware_flops =
+        hardware_flops(w_.model, static_cast<double>(w_.training.global_batch), w_.training.recompute);
     step.model_flops = model_flops(w_.model, static_cast<double>(w_.training.global_batch));
     step.notes = notes();
 
@@ -75,9 +77,8 @@ class Builder {
       int rep = layout_.device(0, 0, s);
       g_.stage_devices.push_back(rep);
       compute_stream_.push_back(g_.add_stream(fmt::format("stage {} compute", s), s, rep));
-      dp_stream_.push_back(g_.add_stream(fmt::format("stage {} data-parallel", s), s, rep));
+      dp_stream_.push_back(g_.add_stream(fmt::format("stage {} data-parallel", s), s, rep, false));
     }
-    last_on_stream_.assign(g_.streams.size(), -1);
     build_pipeline();
     build_gradient_sync_and_optimizer();
     step.graph = std::move(g_);
@@ -87,36 +88,36 @@ class Builder {
  private:
   // ---- helpers -------------------------------------------------------------------------------------
 
-  int add(Task t) {
-    if (t.stream >= 0 && last_on_stream_[t.stream] >= 0) t.deps.push_back(last_on_stream_[t.stream]);
-    int id = g_.add_task(std::move(t));
-    if (g_.tasks[id].stream >= 0) last_on_stream_[g_.tasks[id].stream] = id;
-    return id;
-  }
-
   void check_memory(const std::vector<MemoryBreakdown>& memory) {
     for (size_t s = 0; s < memory.size(); ++s) {
       double need = memory[s].total();
       if (need > topo_.device.hbm_bytes)
         throw InfeasibleConfig(
             "out_of_memory",
-            fmt::format("stage {} needs {:.1f} GiB per device (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
-                        "activations {:.1f}, buffers {:.1f}, framework {:.1f}) but a {} has {:.0f} GiB; try more "
-                        "pipeline or tensor parallelism, recompute: full, a smaller micro_batch or zero: 1",
-                        s, need / 1073741824.0, memory[s].weights / 1073741824.0, memory[s].gradients / 1073741824.0,
-                        memory[s].optimizer / 1073741824.0, memory[s].activations / 1073741824.0,
-                        memory[s].buffers / 1073741824.0, memory[s].framework / 1073741824.0, topo_.device.name,
-                        topo_.device.hbm_bytes / 1073741824.0));
+            fmt::format(
+                "stage {} needs {:.1f} GiB per device (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
+                "activations {:.1f}, buffers {:.1f}, framework {:.1f}) but a {} has {:.0f} GiB; try more "
+                "pipeline or tensor parallelism, recompute: full, a smaller micro_batch or zero: 1",
+                s, need / 1073741824.0, memory[s].weights / 1073741824.0, memory[s].gradients / 1073741824.0,
+                memory[s].optimizer / 1073741824.0, memory[s].activations / 1073741824.0,
+                memory[s].buffers / 1073741824.0, memory[s].framework / 1073741824.0, topo_.device.name,
+                topo_.device.hbm_bytes / 1073741824.0));
     }
   }
 
   std::vector<std::string> notes() const {
     std::vector<std::string> n;
-    n.push_back(fmt::format("folded: {} data-parallel replicas and {} tensor-parallel ranks per stage share the compute "
-                            "of one representative; their traffic is on the network", layout_.dp, layout_.tp));
+    n.push_back(fmt::format(
+        "folded: {} data-parallel replicas and {} tensor-parallel ranks per stage share the compute "
+        "of one representative; their traffic is on the network",
+        layout_.dp, layout_.tp));
     if (w_.parallel.sequence_parallel)
-      n.push_back("sequence parallelism: backward all-gathers that Megatron overlaps with weight-gradient GEMMs are not modelled");
-    n.push_back("not modelled: compute slowdown from concurrent communication kernels, data loading, CPU launch stalls");
+      n.push_back(
+          "sequence parallelism: backward all-gathers that Megatron overlaps with weight-gradient GEMMs are "
+          "not modelled");
+    n.push_back(
+        "not modelled: compute slowdown from concurrent communication kernels, data loading, CPU launch "
+        "stalls");
     return n;
   }
 
@@ -134,8 +135,11 @@ class Builder {
     if (layout_.tp == 1) return -1;
     std::vector<CommPlan> plans;
     auto group = layout_.tp_group(0, stage);
-    for (const auto& c : per_layer) plans.push_back(network::scaled(network::plan_collective(topo_, collective(c.kind, group, c.bytes)), layers));
-    for (const auto& c : extra) plans.push_back(network::plan_collective(topo_, collective(c.kind, group, c.bytes)));
+    for (const auto& c : per_layer)
+      plans.push_back(
+          network::scaled(network::plan_collective(topo_, collective(c.kind, group, c.bytes)), layers));
+    for (const auto& c : extra)
+      plans.push_back(network::plan_collective(topo_, collective(c.kind, group, c.bytes)));
     CommPlan merged{network::serial_merge(plans)};
     if (merged[0].flows.empty()) return -1;
     return g_.add_plan(std::move(merged));
@@ -159,14 +163,17 @@ class Builder {
     if (pass == Pass::forward) {
       work.seconds = L * layer_->forward.seconds;
       per_layer = layer_->forward.tp;
-      if (has_embedding) work.seconds += head_->embedding_forward.seconds, append(extra, head_->embedding_forward.tp);
+      if (has_embedding)
+        work.seconds += head_->embedding_forward.seconds, append(extra, head_->embedding_forward.tp);
       if (has_output) work.seconds += head_->output_forward.seconds, append(extra, head_->output_forward.tp);
     } else {
       work.seconds = L * (layer_->recompute.seconds + layer_->backward.seconds);
       per_layer = layer_->recompute.tp;
       append(per_layer, layer_->backward.tp);
-      if (has_output) work.seconds += head_->output_backward.seconds, append(extra, head_->output_backward.tp);
-      if (has_embedding) work.seconds += head_->embedding_backward.seconds, append(extra, head_->embedding_backward.tp);
+      if (has_output)
+        work.seconds += head_->output_backward.seconds, append(extra, head_->output_backward.tp);
+      if (has_embedding)
+        work.seconds += head_->embedding_backward.seconds, append(extra, head_->embedding_backward.tp);
     }
     work.plan = tp_plan(stage, per_layer, L, extra);
     chunk_cache_[key] = work;
@@ -178,7 +185,8 @@ class Builder {
   }
 
   double activation_bytes() const {
-    return static_cast<double>(mb_) * w_.model.seq_len * w_.model.hidden * element_bytes(w_.training.precision);
+    return static_cast<double>(mb_) * w_.model.seq_len * w_.model.hidden *
+           element_bytes(w_.training.precision);
   }
 
   // Flows of one pipeline transfer from stage `from` to stage `to`, for every data-parallel replica.
@@ -190,7 +198,8 @@ class Builder {
     double bytes = split ? activation_bytes() / layout_.tp : activation_bytes();
     network::CommPhase phase;
     for (int replica = 0; replica < layout_.dp; ++replica)
-      for (int r : rail_ranks_) phase.flows.push_back({layout_.device(r, replica, from), layout_.device(r, replica, to), bytes});
+      for (int r : rail_ranks_)
+        phase.flows.push_back({layout_.device(r, replica, from), layout_.device(r, replica, to), bytes});
     phase.latency = topo_.fabric_profile.launch_latency +
                     network::step_latency(topo_, layout_.device(0, 0, from), layout_.device(0, 0, to));
     int id = g_.add_plan({phase});
@@ -204,100 +213,22 @@ class Builder {
     if (layout_.tp == 1 || !w_.parallel.scatter_gather || w_.parallel.sequence_parallel) return -1;
     auto it = gather_cache_.find(stage);
     if (it != gather_cache_.end()) return it->second;
-    int id = g_.add_plan(network::plan_collective(topo_, collective(CollectiveKind::all_gather, layout_.tp_group(0, stage), activation_bytes())));
+    int id = g_.add_plan(network::plan_collective(
+        topo_, collective(CollectiveKind::all_gather, layout_.tp_group(0, stage), activation_bytes())));
     gather_cache_[stage] = id;
     return id;
   }
 
   // ---- the pipeline ---------------------------------------------------------------------------------
 
-  struct CallRef {
-    int stage;
-    int pre_task;          // last task on the stage's compute stream before the call
-    int done_task = -1;    // the call's completion marker on the compute stream
-    std::vector<int> parts;  // transfer and gather tasks the call waits for
-  };
-  struct Primitive {
-    int call;  // index into calls_
-  };
-
-  int next_stage(int s) const { return (s + 1) % p_; }
-  int prev_stage(int s) const { return (s - 1 + p_) % p_; }
-
   void build_pipeline() {
-    // Channel (from, to, activation?) -> FIFO of sends and receives, matched in order like NCCL p2p.
-    std::map<std::tuple<int, int, bool>, std::pair<std::deque<int>, std::deque<int>>> channels;
-    last_backward_.assign(p_, std::vector<int>(v_, -1));
-    for (int s = 0; s < p_; ++s) {
-      // Which backward step is the last for each chunk (its gradients are final after it).
-      std::vector<int> last_b(v_, -1);
-      for (size_t i = 0; i < programs_[s].size(); ++i)
-        if (programs_[s][i].compute && programs_[s][i].pass == Pass::backward) last_b[programs_[s][i].chunk] = static_cast<int>(i);
-      for (size_t i = 0; i < programs_[s].size(); ++i) {
-        const StageStep& step = programs_[s][i];
-        if (step.compute) {
-          bool final_backward = step.pass == Pass::backward && last_b[step.chunk] == static_cast<int>(i);
-          add_compute(s, step, final_backward);
-          continue;
-        }
-        int call = static_cast<int>(calls_.size());
-        calls_.push_back({s, last_on_stream_[compute_stream_[s]], -1, {}});
-        for (const P2p& op : step.p2p) {
-          int peer = op.next ? next_stage(s) : prev_stage(s);
-          int from = op.send ? s : peer, to = op.send ? peer : s;
-          auto& queues = channels[{from, to, op.activation}];
-          (op.send ? queues.first : queues.second).push_back(call);
-        }
-        // Completion marker: zero time, waits for everything in the call (deps are added below).
-        Task done;
-        done.stream = compute_stream_[s];
-        done.stage = s;
-        done.kind = kCallDone;
-        calls_[call].done_task = add(std::move(done));
-      }
-      Task end;  // the stage's pipeline flush is complete
-      end.stream = compute_stream_[s];
-      end.stage = s;
-      end.kind = kCallDone;
-      flush_done_.push_back(add(std::move(end)));
-    }
-    for (auto& [key, queues] : channels) {
-      auto [from, to, activation] = key;
-      auto& [sends, recvs] = queues;
-      if (sends.size() != recvs.size())
-        throw std::logic_error(fmt::format("pipeline schedule mismatch on {}->{}: {} sends, {} receives", from, to,
-                                           sends.size(), recvs.size()));
-      for (size_t i = 0; i < sends.size(); ++i) {
-        CallRef& sender = calls_[sends[i]];
-        CallRef& receiver = calls_[recvs[i]];
-        Task t;
-        t.stage = to;
-        t.peer_stage = from;
-        t.kind = kTransfer;
-        t.plan = transfer_plan(from, to);
-        t.comm_category = Category::pp;
-        t.microbatch = static_cast<int>(i);
-        t.chunk = activation ? 0 : 1;
-        if (sender.pre_task >= 0) t.deps.push_back(sender.pre_task);
-        if (receiver.pre_task >= 0) t.deps.push_back(receiver.pre_task);
-        int transfer = add(std::move(t));
-        sender.parts.push_back(transfer);
-        int gather = gather_plan(to);
-        if (gather >= 0) {
-          Task gt;
-          gt.stage = to;
-          gt.kind = kGather;
-          gt.plan = gather;
-          gt.comm_category = Category::pp;
-          gt.deps.push_back(transfer);
-          receiver.parts.push_back(add(std::move(gt)));
-        } else {
-          receiver.parts.push_back(transfer);
-        }
-      }
-    }
-    for (const auto& call : calls_)
-      for (int part : call.parts) g_.tasks[call.done_task].deps.push_back(part);
+    PipelineCallbacks cb;
+    cb.compute = [this](int s, const StageStep& step, bool final_backward) {
+      add_compute(s, step, final_backward);
+    };
+    cb.transfer_plan = [this](int from, int to) { return transfer_plan(from, to); };
+    cb.gather_plan = [this](int to) { return gather_plan(to); };
+    flush_done_ = assemble_pipeline(g_, programs_, compute_stream_, cb);
   }
 
   void add_compute(int s, const StageStep& step, bool final_backward) {
@@ -313,8 +244,7 @@ class Builder {
       t.compute_seconds = work.seconds;
       t.plan = work.plan;
       t.comm_category = Category::tp;
-      int id = add(std::move(t));
-      if (final_backward) last_backward_[s][step.chunk] = id;
+      g_.add_task(std::move(t));
       return;
     }
     // Final backward of a chunk with overlapped gradient reduction: split it into one piece per
@@ -335,7 +265,7 @@ class Builder {
       t.compute_seconds = work.seconds / buckets;
       t.plan = piece_plan;
       t.comm_category = Category::tp;
-      int piece = add(std::move(t));
+      int piece = g_.add_task(std::move(t));
       Task d;
       d.stream = dp_stream_[s];
       d.stage = s;
@@ -343,9 +273,8 @@ class Builder {
       d.plan = bucket_plan;
       d.comm_category = Category::dp;
       d.deps.push_back(piece);
-      add(std::move(d));
+      g_.add_task(std::move(d));
     }
-    last_backward_[s][step.chunk] = last_on_stream_[compute_stream_[s]];
   }
 
   double chunk_params(int s, int chunk) const {
@@ -382,7 +311,7 @@ class Builder {
         d.plan = dp_plan(s, grads);
         d.comm_category = Category::dp;
         d.deps.push_back(flush_done_[s]);
-        add(std::move(d));
+        g_.add_task(std::move(d));
       }
       // Gradients are ready when the pipeline is flushed and the stage's reductions are done.
       Task ready;
@@ -390,16 +319,18 @@ class Builder {
       ready.stage = s;
       ready.kind = kCallDone;
       ready.deps.push_back(flush_done_[s]);
-      grads_ready[s] = add(std::move(ready));
+      grads_ready[s] = g_.add_task(std::move(ready));
     }
     std::vector<int> before_optimizer = grads_ready;
     if (p_ > 1) {  // tied word embeddings: first and last stage all-reduce their embedding gradients
       std::vector<CommPlan> plans;
-      double bytes = static_cast<double>(w_.model.vocab) * w_.model.hidden / layout_.tp * w_.training.grad_reduce_bytes;
+      double bytes =
+          static_cast<double>(w_.model.vocab) * w_.model.hidden / layout_.tp * w_.training.grad_reduce_bytes;
       for (int replica = 0; replica < layout_.dp; ++replica)
         for (int r : rail_ranks_)
           plans.push_back(network::plan_collective(
-              topo_, collective(CollectiveKind::all_reduce, {layout_.device(r, replica, 0), layout_.device(r, replica, p_ - 1)}, bytes)));
+              topo_, collective(CollectiveKind::all_reduce,
+                                {layout_.device(r, replica, 0), layout_.device(r, replica, p_ - 1)}, bytes)));
       Task e;
       e.stage = 0;
       e.peer_stage = p_ - 1;
@@ -407,7 +338,7 @@ class Builder {
       e.plan = g_.add_plan(network::concurrent(plans));
       e.comm_category = Category::dp;
       e.deps = {grads_ready[0], grads_ready[p_ - 1]};
-      int id = add(std::move(e));
+      int id = g_.add_task(std::move(e));
       before_optimizer[0] = before_optimizer[p_ - 1] = id;
     }
     // Gradient clipping and the fp16 overflow check all-reduce small values over the model-parallel
@@ -418,10 +349,11 @@ class Builder {
     Task sync;
     sync.stage = -1;
     sync.kind = kSync;
-    sync.plan = g_.add_plan(network::plan_collective(topo_, collective(CollectiveKind::all_reduce, stage_reps, 8)));
+    sync.plan =
+        g_.add_plan(network::plan_collective(topo_, collective(CollectiveKind::all_reduce, stage_reps, 8)));
     sync.comm_category = Category::optimizer;
     sync.deps = before_optimizer;
-    int sync_id = add(std::move(sync));
+    int sync_id = g_.add_task(std::move(sync));
     for (int s = 0; s < p_; ++s) {
       double params = stage_params(w_, s) / (w_.parallel.zero >= 1 ? layout_.dp : 1);
       Task opt;
@@ -431,11 +363,13 @@ class Builder {
       opt.compute_seconds = optimizer_cost(params, *cm_).seconds;
       opt.compute_category = Category::optimizer;
       opt.deps.push_back(sync_id);
-      int opt_id = add(std::move(opt));
+      int opt_id = g_.add_task(std::move(opt));
       if (w_.parallel.zero >= 1 && layout_.dp > 1) {  // sharded optimizer: gather the updated parameters
         std::vector<CommPlan> plans;
         double bytes = stage_params(w_, s) * element_bytes(w_.training.precision);
-        for (int r : rail_ranks_) plans.push_back(network::plan_collective(topo_, collective(CollectiveKind::all_gather, layout_.dp_group(r, s), bytes)));
+        for (int r : rail_ranks_)
+          plans.push_back(network::plan_collective(
+              topo_, collective(CollectiveKind::all_gather, layout_.dp_group(r, s), bytes)));
         Task ag;
         ag.stream = dp_stream_[s];
         ag.stage = s;
@@ -443,7 +377,7 @@ class Builder {
         ag.plan = g_.add_plan(network::concurrent(plans));
         ag.comm_category = Category::dp;
         ag.deps.push_back(opt_id);
-        add(std::move(ag));
+        g_.add_task(std::move(ag));
       }
     }
   }
@@ -458,9 +392,7 @@ class Builder {
   const HeadCosts* head_ = nullptr;
   std::vector<StageProgram> programs_;
   TaskGraph g_;
-  std::vector<int> compute_stream_, dp_stream_, last_on_stream_, flush_done_;
-  std::vector<std::vector<int>> last_backward_;
-  std::vector<CallRef> calls_;
+  std::vector<int> compute_stream_, dp_stream_, flush_done_;
   std::map<std::tuple<int, int, bool>, ChunkWork> chunk_cache_;
   std::map<std::pair<int, int>, int> transfer_cache_;
   std::map<int, int> gather_cache_;

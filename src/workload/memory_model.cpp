@@ -14,8 +14,8 @@ double stage_params(const WorkloadConfig& w, int stage) {
   double word_embedding = static_cast<double>(m.vocab) * m.hidden / t;
   if (stage == 0) params += word_embedding + static_cast<double>(m.seq_len) * m.hidden;
   if (stage == p.pp - 1) {
-    params += 2.0 * m.hidden;                 // final layer norm
-    if (p.pp > 1) params += word_embedding;   // tied output embedding copy on the last stage
+    params += 2.0 * m.hidden;                // final layer norm
+    if (p.pp > 1) params += word_embedding;  // tied output embedding copy on the last stage
   }
   return params;
 }
@@ -27,10 +27,13 @@ double layer_activation_bytes(const WorkloadConfig& w, int micro_batch, Recomput
   bool sp = w.parallel.sequence_parallel;
   double sbh = s * b * h;
   switch (recompute) {
-    case Recompute::full: return (sp ? 2 * sbh / t : 2 * sbh) * scale;
-    case Recompute::selective: return (sp ? 34 * sbh / t : sbh * (10 + 24 / t)) * scale;
+    case Recompute::full:
+      return (sp ? 2 * sbh / t : 2 * sbh) * scale;
+    case Recompute::selective:
+      return (sp ? 34 * sbh / t : sbh * (10 + 24 / t)) * scale;
     case Recompute::none:
-    default: return (sp ? sbh / t * (34 + 5 * a * s / h) : sbh * (10 + 24 / t + 5 * a * s / (h * t))) * scale;
+    default:
+      return (sp ? sbh / t * (34 + 5 * a * s / h) : sbh * (10 + 24 / t + 5 * a * s / (h * t))) * scale;
   }
 }
 
@@ -42,7 +45,8 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
   double dp = p.dp;
   int layers_per_chunk = static_cast<int>(w.model.layers / (p.pp * virtual_stages));
   double stored = layer_activation_bytes(w, micro_batch, w.training.recompute);
-  double working = w.training.recompute == Recompute::full ? layer_activation_bytes(w, micro_batch, Recompute::none) : 0;
+  double working =
+      w.training.recompute == Recompute::full ? layer_activation_bytes(w, micro_batch, Recompute::none) : 0;
   double sbh = static_cast<double>(w.model.seq_len) * micro_batch * w.model.hidden;
   std::vector<MemoryBreakdown> out;
   for (int s = 0; s < p.pp; ++s) {
@@ -56,9 +60,11 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     mb.activations = in_flight * layers_per_chunk * stored + working;
     if (s == 0) mb.activations += in_flight * sbh;  // embedding dropout masks
     if (s == p.pp - 1)                              // logits and fp32 softmax of the microbatch in flight
-      mb.activations += static_cast<double>(w.model.seq_len) * micro_batch * w.model.vocab / p.tp * (eb + 4 + 4);
-    mb.buffers = 2 * 2 * sbh * eb;                  // p2p send and receive buffers, both directions
-    if (p.zero >= 3) mb.buffers += 2 * params / (w.model.layers / p.pp) * layers_per_chunk * eb;  // gathered chunk
+      mb.activations +=
+          static_cast<double>(w.model.seq_len) * micro_batch * w.model.vocab / p.tp * (eb + 4 + 4);
+    mb.buffers = 2 * 2 * sbh * eb;  // p2p send and receive buffers, both directions
+    if (p.zero >= 3)
+      mb.buffers += 2 * params / (w.model.layers / p.pp) * layers_per_chunk * eb;  // gathered chunk
     mb.framework = profile.framework_memory_bytes;
     out.push_back(mb);
   }

@@ -70,8 +70,10 @@ StageProgram one_f_one_b(int r, int p, int m) {
     if (!last) call(prog, {kSendNextAct, kRecvNextGrad});
     prog.push_back(compute(Pass::backward, i, 0));
     if (!first) {
-      if (i == remaining - 1) call(prog, {kSendPrevGrad});
-      else call(prog, {kSendPrevGrad, kRecvPrevAct});
+      if (i == remaining - 1)
+        call(prog, {kSendPrevGrad});
+      else
+        call(prog, {kSendPrevGrad, kRecvPrevAct});
     }
   }
   for (int i = 0; i < warmup; ++i) {
@@ -143,7 +145,8 @@ StageProgram interleaved(int r, int p, int m, int v) {
 }  // namespace
 
 std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks) {
-  if (stages < 1 || microbatches < 1 || chunks < 1) throw std::invalid_argument("schedule needs positive sizes");
+  if (stages < 1 || microbatches < 1 || chunks < 1)
+    throw std::invalid_argument("schedule needs positive sizes");
   std::vector<StageProgram> programs;
   if (stages == 1) {
     programs.push_back(no_pipeline(microbatches));
@@ -151,16 +154,21 @@ std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int micr
   }
   for (int r = 0; r < stages; ++r) {
     switch (schedule) {
-      case Schedule::gpipe: programs.push_back(gpipe(r, stages, microbatches)); break;
+      case Schedule::gpipe:
+        programs.push_back(gpipe(r, stages, microbatches));
+        break;
       case Schedule::interleaved:
         if (chunks == 1) {  // Megatron runs the plain 1F1B schedule without virtual stages
           programs.push_back(one_f_one_b(r, stages, microbatches));
           break;
         }
-        if (microbatches % stages) throw std::invalid_argument("interleaved schedule needs microbatches % stages == 0");
+        if (microbatches % stages)
+          throw std::invalid_argument("interleaved schedule needs microbatches % stages == 0");
         programs.push_back(interleaved(r, stages, microbatches, chunks));
         break;
-      default: programs.push_back(one_f_one_b(r, stages, microbatches)); break;
+      default:
+        programs.push_back(one_f_one_b(r, stages, microbatches));
+        break;
     }
   }
   return programs;

@@ -6,23 +6,35 @@ namespace podsim::workload {
 
 const char* to_string(Category c) {
   switch (c) {
-    case Category::compute: return "compute";
-    case Category::tp: return "tp";
-    case Category::pp: return "pp";
-    case Category::dp: return "dp";
-    case Category::optimizer: return "optimizer";
-    default: return "?";
+    case Category::compute:
+      return "compute";
+    case Category::tp:
+      return "tp";
+    case Category::pp:
+      return "pp";
+    case Category::dp:
+      return "dp";
+    case Category::optimizer:
+      return "optimizer";
+    default:
+      return "?";
   }
 }
 
-int TaskGraph::add_stream(std::string name, int stage, int device) {
-  streams.push_back({std::move(name), stage, device});
+int TaskGraph::add_stream(std::string name, int stage, int device, bool device_busy) {
+  streams.push_back({std::move(name), stage, device, device_busy, -1});
   return static_cast<int>(streams.size()) - 1;
 }
 
 int TaskGraph::add_task(Task t) {
+  int id = static_cast<int>(tasks.size());
+  if (t.stream >= 0) {
+    Stream& s = streams.at(t.stream);
+    if (s.last_task >= 0) t.deps.push_back(s.last_task);
+    s.last_task = id;
+  }
   tasks.push_back(std::move(t));
-  return static_cast<int>(tasks.size()) - 1;
+  return id;
 }
 
 int TaskGraph::add_plan(network::CommPlan plan) {
@@ -48,7 +60,8 @@ std::vector<int> TaskGraph::topological_order() const {
   for (size_t head = 0; head < order.size(); ++head)
     for (int s : successors[order[head]])
       if (--indegree[s] == 0) order.push_back(s);
-  if (static_cast<int>(order.size()) != n) throw std::logic_error("task graph has a cycle (a schedule deadlock)");
+  if (static_cast<int>(order.size()) != n)
+    throw std::logic_error("task graph has a cycle (a schedule deadlock)");
   return order;
 }
 

@@ -22,10 +22,13 @@ std::string divisors_up_to(long long n, long long limit) {
 double precision_bytes(topology::Precision p) {
   switch (p) {
     case topology::Precision::fp32:
-    case topology::Precision::tf32: return 4;
+    case topology::Precision::tf32:
+      return 4;
     case topology::Precision::fp16:
-    case topology::Precision::bf16: return 2;
-    case topology::Precision::fp8: return 1;
+    case topology::Precision::bf16:
+      return 2;
+    case topology::Precision::fp8:
+      return 1;
   }
   return 2;
 }
@@ -34,28 +37,38 @@ double precision_bytes(topology::Precision p) {
 
 const char* to_string(Schedule s) {
   switch (s) {
-    case Schedule::none: return "none";
-    case Schedule::gpipe: return "gpipe";
-    case Schedule::one_f_one_b: return "1f1b";
-    case Schedule::interleaved: return "interleaved";
+    case Schedule::none:
+      return "none";
+    case Schedule::gpipe:
+      return "gpipe";
+    case Schedule::one_f_one_b:
+      return "1f1b";
+    case Schedule::interleaved:
+      return "interleaved";
   }
   return "?";
 }
 
 const char* to_string(GradAccumulation g) {
   switch (g) {
-    case GradAccumulation::fp32: return "fp32";
-    case GradAccumulation::same: return "same";
-    case GradAccumulation::fused: return "fused";
+    case GradAccumulation::fp32:
+      return "fp32";
+    case GradAccumulation::same:
+      return "same";
+    case GradAccumulation::fused:
+      return "fused";
   }
   return "?";
 }
 
 const char* to_string(Recompute r) {
   switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::full:
+      return "full";
   }
   return "?";
 }
@@ -81,15 +94,17 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.parallel.pp = static_cast<int>(par.positive_integer_or("pp", 1));
   w.parallel.dp = static_cast<int>(par.positive_integer_or_auto("dp", 0));
   std::string schedule = par.choice_or("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b");
-  w.parallel.schedule = schedule == "gpipe" ? Schedule::gpipe
+  w.parallel.schedule = schedule == "gpipe"         ? Schedule::gpipe
                         : schedule == "interleaved" ? Schedule::interleaved
                                                     : Schedule::one_f_one_b;
-  long long v = par.positive_integer_or_auto("virtual_stages", w.parallel.schedule == Schedule::interleaved ? 0 : 1);
+  long long v =
+      par.positive_integer_or_auto("virtual_stages", w.parallel.schedule == Schedule::interleaved ? 0 : 1);
   w.parallel.virtual_stages_auto = v == 0;
   w.parallel.virtual_stages = static_cast<int>(v);
   w.parallel.sequence_parallel = par.boolean_or("sequence_parallel", false);
   w.parallel.zero = static_cast<int>(par.integer_or("zero", 0));
-  if (w.parallel.zero < 0 || w.parallel.zero > 3) par.fail("zero", fmt::format("ZeRO stage must be 0, 1, 2 or 3, got {}", w.parallel.zero));
+  if (w.parallel.zero < 0 || w.parallel.zero > 3)
+    par.fail("zero", fmt::format("ZeRO stage must be 0, 1, 2 or 3, got {}", w.parallel.zero));
   w.parallel.scatter_gather = par.boolean_or("scatter_gather", true);
   w.parallel.dp_overlap = par.boolean_or("dp_overlap", true);
   w.parallel.dp_bucket_bytes = par.positive_or("dp_bucket_MB", 25) * 1e6;
@@ -102,16 +117,21 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.training.micro_batch_auto = mb == 0;
   w.training.micro_batch = static_cast<int>(mb);
   try {
-    w.training.precision = topology::parse_precision(train.choice_or("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "bf16"));
+    w.training.precision = topology::parse_precision(
+        train.choice_or("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "bf16"));
   } catch (const std::invalid_argument& e) {
     train.fail("precision", e.what());
   }
   std::string recompute = train.choice_or("recompute", {"none", "selective", "full"}, "none");
-  w.training.recompute = recompute == "full" ? Recompute::full : recompute == "selective" ? Recompute::selective : Recompute::none;
+  w.training.recompute = recompute == "full"        ? Recompute::full
+                         : recompute == "selective" ? Recompute::selective
+                                                    : Recompute::none;
   std::string grad = train.choice_or("grad_reduce_precision", {"same", "fp32", "fp16", "bf16"}, "same");
-  w.training.grad_reduce_bytes = grad == "same" ? precision_bytes(w.training.precision) : grad == "fp32" ? 4 : 2;
+  w.training.grad_reduce_bytes = grad == "same"   ? precision_bytes(w.training.precision)
+                                 : grad == "fp32" ? 4
+                                                  : 2;
   std::string accumulation = train.choice_or("grad_accumulation", {"fp32", "same", "fused"}, "fp32");
-  w.training.grad_accumulation = accumulation == "same" ? GradAccumulation::same
+  w.training.grad_accumulation = accumulation == "same"    ? GradAccumulation::same
                                  : accumulation == "fused" ? GradAccumulation::fused
                                                            : GradAccumulation::fp32;
   w.training.main_grad_bytes = accumulation == "same" ? precision_bytes(w.training.precision) : 4;
@@ -120,7 +140,8 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   if (w.parallel.dp == 0) {
     long long mp = static_cast<long long>(w.parallel.tp) * w.parallel.pp;
     if (mp > devices)
-      par.fail("tp", fmt::format("tp*pp = {}*{} = {} is more than the {} devices of the topology", w.parallel.tp, w.parallel.pp, mp, devices));
+      par.fail("tp", fmt::format("tp*pp = {}*{} = {} is more than the {} devices of the topology",
+                                 w.parallel.tp, w.parallel.pp, mp, devices));
     w.parallel.dp = static_cast<int>(devices / mp);
   }
   (void)devices_per_node;
@@ -136,47 +157,67 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
   const auto& m = w.model;
   long long total = static_cast<long long>(p.tp) * p.pp * p.dp;
   if (total > devices)
-    par.fail("dp", fmt::format("tp*pp*dp = {}*{}*{} = {} devices, but the topology has {}; lower a degree or add nodes "
-                               "(--set topology.nodes=N)", p.tp, p.pp, p.dp, total, devices));
+    par.fail(
+        "dp",
+        fmt::format("tp*pp*dp = {}*{}*{} = {} devices, but the topology has {}; lower a degree or add nodes "
+                    "(--set topology.nodes=N)",
+                    p.tp, p.pp, p.dp, total, devices));
   if (m.heads % p.tp)
     model.fail("heads", fmt::format("{} attention heads cannot be split over tp={}; tp must divide the heads "
-                                    "(valid tp: {})", m.heads, p.tp, divisors_up_to(m.heads, 64)));
+                                    "(valid tp: {})",
+                                    m.heads, p.tp, divisors_up_to(m.heads, 64)));
   if (m.ffn_hidden % p.tp)
     model.fail("ffn_hidden", fmt::format("ffn_hidden {} is not divisible by tp={}", m.ffn_hidden, p.tp));
   if (m.hidden % m.heads)
     model.fail("hidden", fmt::format("hidden {} is not divisible by heads {}", m.hidden, m.heads));
   if (m.vocab % p.tp)
-    model.fail("vocab", fmt::format("vocab {} is not divisible by tp={} (Megatron pads the vocabulary; pad it here too)", m.vocab, p.tp));
+    model.fail(
+        "vocab",
+        fmt::format("vocab {} is not divisible by tp={} (Megatron pads the vocabulary; pad it here too)",
+                    m.vocab, p.tp));
   if (p.sequence_parallel && m.seq_len % p.tp)
-    model.fail("seq_len", fmt::format("sequence parallelism splits seq_len {} over tp={}; it must divide", m.seq_len, p.tp));
+    model.fail("seq_len", fmt::format("sequence parallelism splits seq_len {} over tp={}; it must divide",
+                                      m.seq_len, p.tp));
   if (p.pp > m.layers)
-    par.fail("pp", fmt::format("pp={} stages for {} layers: every stage needs at least one layer", p.pp, m.layers));
+    par.fail("pp",
+             fmt::format("pp={} stages for {} layers: every stage needs at least one layer", p.pp, m.layers));
   int v = p.virtual_stages_auto ? 1 : p.virtual_stages;
   if (p.schedule != Schedule::interleaved && v != 1)
     par.fail("virtual_stages", fmt::format("virtual_stages={} needs schedule: interleaved", v));
   if (p.schedule == Schedule::interleaved && p.pp == 1)
     par.fail("schedule", "the interleaved schedule needs pp > 1");
   if (m.layers % (static_cast<long long>(p.pp) * v))
-    par.fail(p.virtual_stages_auto || v == 1 ? "pp" : "virtual_stages",
-             fmt::format("layers={} is not divisible by pp*virtual_stages = {}*{}; valid pp*virtual_stages: {}", m.layers, p.pp,
-                         v, divisors_up_to(m.layers, m.layers)));
+    par.fail(
+        p.virtual_stages_auto || v == 1 ? "pp" : "virtual_stages",
+        fmt::format("layers={} is not divisible by pp*virtual_stages = {}*{}; valid pp*virtual_stages: {}",
+                    m.layers, p.pp, v, divisors_up_to(m.layers, m.layers)));
   if (w.training.global_batch % p.dp)
-    train.fail("global_batch", fmt::format("global_batch={} is not divisible by dp={}", w.training.global_batch, p.dp));
+    train.fail("global_batch",
+               fmt::format("global_batch={} is not divisible by dp={}", w.training.global_batch, p.dp));
   long long per_replica = w.training.global_batch / p.dp;
   if (!w.training.micro_batch_auto) {
     if (per_replica % w.training.micro_batch)
-      train.fail("micro_batch", fmt::format("global_batch/dp = {} sequences per replica is not divisible by micro_batch={}; "
-                                            "valid: {}", per_replica, w.training.micro_batch, divisors_up_to(per_replica, 64)));
+      train.fail("micro_batch",
+                 fmt::format("global_batch/dp = {} sequences per replica is not divisible by micro_batch={}; "
+                             "valid: {}",
+                             per_replica, w.training.micro_batch, divisors_up_to(per_replica, 64)));
     long long microbatches = per_replica / w.training.micro_batch;
     if (p.schedule == Schedule::interleaved && microbatches % p.pp)
-      train.fail("micro_batch", fmt::format("the interleaved schedule needs the number of microbatches ({}) to be a multiple of "
-                                            "pp={}", microbatches, p.pp));
+      train.fail(
+          "micro_batch",
+          fmt::format("the interleaved schedule needs the number of microbatches ({}) to be a multiple of "
+                      "pp={}",
+                      microbatches, p.pp));
     if (microbatches > 10000000)
-      train.fail("micro_batch", fmt::format("{} microbatches per step is beyond what podsim simulates (at most 10^7)", microbatches));
+      train.fail("micro_batch",
+                 fmt::format("{} microbatches per step is beyond what podsim simulates (at most 10^7)",
+                             microbatches));
   }
   if (p.zero > 0 && p.pp > 1 && p.zero > 1)
-    par.fail("zero", "ZeRO stages 2 and 3 shard gradients across data-parallel ranks, which Megatron does not combine with "
-                     "pipeline parallelism; use zero: 0 or 1 with pp > 1");
+    par.fail("zero",
+             "ZeRO stages 2 and 3 shard gradients across data-parallel ranks, which Megatron does not "
+             "combine with "
+             "pipeline parallelism; use zero: 0 or 1 with pp > 1");
 }
 
 }  // namespace podsim::workload

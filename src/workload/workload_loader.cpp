@@ -7,9 +7,11 @@
 
 namespace podsim::workload {
 
-WorkloadConfig load_workload(const std::string& path, const Overrides& overrides, const topology::Topology& topo) {
+WorkloadConfig load_workload(const std::string& path, const Overrides& overrides,
+                             const topology::Topology& topo) {
   ConfigNode root = ConfigNode::load_file(path);
-  for (const auto& [key, value] : overrides) root.apply_override(key, value, fmt::format("--set workload.{}={}", key, value));
+  for (const auto& [key, value] : overrides)
+    root.apply_override(key, value, fmt::format("--set workload.{}={}", key, value));
   std::string kind = root.choice("kind", {"transformer_lm"});
   WorkloadConfig w = read_transformer_workload(root, topo.device_count(), topo.devices_per_node);
   w.kind = kind;

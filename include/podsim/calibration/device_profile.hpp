@@ -33,10 +33,10 @@ struct DeviceProfile {
   std::string device;
   std::string file;
   GemmParams gemm;
-  double memory_efficiency = 0.85;      // achieved / datasheet HBM bandwidth for streaming kernels
-  double kernel_overhead_s = 4e-6;      // launch + tail per kernel, paid by every op
-  double clock_sustain_factor = 1.0;    // sustained (power-limited) / boost clock under training load
-  double framework_memory_bytes = 0;    // CUDA context, library workspaces, allocator slack
+  double memory_efficiency = 0.85;    // achieved / datasheet HBM bandwidth for streaming kernels
+  double kernel_overhead_s = 4e-6;    // launch + tail per kernel, paid by every op
+  double clock_sustain_factor = 1.0;  // sustained (power-limited) / boost clock under training load
+  double framework_memory_bytes = 0;  // CUDA context, library workspaces, allocator slack
   std::vector<Provenance> provenance;
 };
 

@@ -21,10 +21,12 @@ struct RunRequest {
 using Progress = std::function<void(const std::string&)>;
 
 // Splits --set assignments by their topology./workload. prefix; throws InputError otherwise.
-void split_sets(const std::vector<std::string>& sets, std::vector<std::pair<std::string, std::string>>& topology,
+void split_sets(const std::vector<std::string>& sets,
+                std::vector<std::pair<std::string, std::string>>& topology,
                 std::vector<std::pair<std::string, std::string>>& workload);
 
 report::RunResult simulate(const RunRequest& request, const Progress& progress = {});
-report::RunResult simulate(const topology::Topology& topo, const workload::WorkloadConfig& w, const Progress& progress = {});
+report::RunResult simulate(const topology::Topology& topo, const workload::WorkloadConfig& w,
+                           const Progress& progress = {});
 
 }  // namespace podsim::cli

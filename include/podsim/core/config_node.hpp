@@ -38,12 +38,12 @@ class ConfigNode {
   void apply_override(const std::string& dotted_path, const std::string& value, const std::string& flag);
 
   bool has(std::string_view key) const;
-  ConfigNode child(std::string_view key) const;                     // required
+  ConfigNode child(std::string_view key) const;  // required
   std::optional<ConfigNode> optional_child(std::string_view key) const;
-  std::vector<ConfigNode> elements() const;                         // this node as a sequence
-  std::vector<ConfigNode> list(std::string_view key) const;         // required sequence child
+  std::vector<ConfigNode> elements() const;                  // this node as a sequence
+  std::vector<ConfigNode> list(std::string_view key) const;  // required sequence child
   bool is_list(std::string_view key) const;
-  std::vector<std::string> keys() const;                            // this node as a mapping
+  std::vector<std::string> keys() const;  // this node as a mapping
 
   // Typed readers. `what` describes valid values for the error message.
   double number(std::string_view key) const;
@@ -60,7 +60,8 @@ class ConfigNode {
   std::string string(std::string_view key) const;
   std::string string_or(std::string_view key, std::string fallback) const;
   std::string choice(std::string_view key, const std::vector<std::string>& valid) const;
-  std::string choice_or(std::string_view key, const std::vector<std::string>& valid, std::string fallback) const;
+  std::string choice_or(std::string_view key, const std::vector<std::string>& valid,
+                        std::string fallback) const;
   // A positive integer or the word `auto` (returns 0 for auto).
   long long positive_integer_or_auto(std::string_view key, long long fallback) const;
 

@@ -10,10 +10,10 @@ namespace podsim {
 
 struct CsvTable {
   std::string file;
-  std::vector<std::string> comments;     // the '#' lines, without the '#'
+  std::vector<std::string> comments;  // the '#' lines, without the '#'
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;
-  std::vector<int> row_lines;            // 1-based line number of each row, for error messages
+  std::vector<int> row_lines;  // 1-based line number of each row, for error messages
 
   // Throws InputError naming file and line when the row lacks the column or it is not a number.
   double number(size_t row, const std::string& column) const;

@@ -17,6 +17,7 @@ namespace podsim::engine {
 
 struct Platform {
   std::vector<simgrid::s4u::Host*> device_host;  // device rank -> host (nullptr when unused)
+  simgrid::s4u::Host* driver = nullptr;          // runs the replay actor; no flow starts or ends there
   int hosts = 0, links = 0;
 };
 

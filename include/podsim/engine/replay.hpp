@@ -26,10 +26,10 @@ struct TaskTimes {
 };
 
 struct ReplayResult {
-  double makespan = 0;                 // simulated seconds from the first task to the last
-  std::vector<TaskTimes> tasks;        // indexed like TaskGraph::tasks
-  long long simgrid_activities = 0;    // parallel tasks SimGrid simulated
-  int hosts = 0, links = 0;            // platform actually instantiated (only what the graph touches)
+  double makespan = 0;               // simulated seconds from the first task to the last
+  std::vector<TaskTimes> tasks;      // indexed like TaskGraph::tasks
+  long long simgrid_activities = 0;  // parallel tasks SimGrid simulated
+  int hosts = 0, links = 0;          // platform actually instantiated (only what the graph touches)
 };
 
 // Runs in a forked child; throws std::runtime_error when the simulation fails.

@@ -13,9 +13,9 @@
 namespace podsim::network {
 
 struct PhaseCost {
-  double transfer = 0;     // bytes-bound part, seconds
-  double wire_latency = 0; // largest route latency
-  double software = 0;     // launch + algorithm steps
+  double transfer = 0;      // bytes-bound part, seconds
+  double wire_latency = 0;  // largest route latency
+  double software = 0;      // launch + algorithm steps
   int bottleneck_link = -1;
   bool bottleneck_forward = true;
   double total() const { return transfer + wire_latency + software; }

@@ -22,13 +22,13 @@ struct StageBreakdown {
 
 struct RunResult {
   std::string topology_file, workload_file, topology_name, workload_name;
-  std::string status = "ok";   // ok | out_of_memory
+  std::string status = "ok";  // ok | out_of_memory
   std::string status_detail;
   workload::TrainingStep step;
   engine::ReplayResult replay;
   std::vector<StageBreakdown> stages;
-  StageBreakdown mean;         // average over stages (also adds up to the step time)
-  int devices = 0;             // devices the job uses (tp * pp * dp)
+  StageBreakdown mean;  // average over stages (also adds up to the step time)
+  int devices = 0;      // devices the job uses (tp * pp * dp)
   int topology_devices = 0;
   double device_memory_capacity = 0;
   std::string device_name;
@@ -42,7 +42,8 @@ struct RunResult {
   double tokens_per_s() const;
 };
 
-std::vector<StageBreakdown> stage_breakdown(const workload::TaskGraph& graph, const engine::ReplayResult& replay);
+std::vector<StageBreakdown> stage_breakdown(const workload::TaskGraph& graph,
+                                            const engine::ReplayResult& replay);
 StageBreakdown mean_breakdown(const std::vector<StageBreakdown>& stages);
 
 }  // namespace podsim::report

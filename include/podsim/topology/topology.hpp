@@ -32,11 +32,11 @@ struct Vertex {
 
 // A full-duplex link: each direction carries `bandwidth` independently.
 struct Link {
-  int a = -1, b = -1;      // vertex ids
-  double bandwidth = 0;    // nominal bytes/s per direction
-  double latency = 0;      // seconds
+  int a = -1, b = -1;    // vertex ids
+  double bandwidth = 0;  // nominal bytes/s per direction
+  double latency = 0;    // seconds
   LinkClass cls = LinkClass::fabric;
-  double efficiency = 1;   // achieved / nominal, from the fabric calibration profile
+  double efficiency = 1;  // achieved / nominal, from the fabric calibration profile
   double effective_bandwidth() const { return bandwidth * efficiency; }
 };
 
@@ -58,7 +58,7 @@ class Router {
 class Topology {
  public:
   std::string name;
-  std::string kind;        // "gpu_cluster", "torus", ...
+  std::string kind;  // "gpu_cluster", "torus", ...
   std::string source_file;
   DeviceSpec device;
   calibration::DeviceProfile device_profile;  // how close kernels get to `device`'s peaks

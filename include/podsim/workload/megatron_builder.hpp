@@ -26,17 +26,17 @@
 namespace podsim::workload {
 
 struct TrainingStep {
-  WorkloadConfig config;          // micro_batch and virtual_stages resolved
+  WorkloadConfig config;  // micro_batch and virtual_stages resolved
   ParallelLayout layout;
-  int microbatches = 0;           // per pipeline per step
+  int microbatches = 0;  // per pipeline per step
   double tokens_per_step = 0;
   LayerCosts layer;
   HeadCosts head;
   std::vector<MemoryBreakdown> memory;  // per pipeline stage
-  double hardware_flops = 0;      // executed per step by the whole job (with recomputation)
-  double model_flops = 0;         // per step without recomputation
-  double peak_flops = 0;          // per device, for the precision in use
-  std::vector<std::string> notes; // modelling choices the user should know about
+  double hardware_flops = 0;            // executed per step by the whole job (with recomputation)
+  double model_flops = 0;               // per step without recomputation
+  double peak_flops = 0;                // per device, for the precision in use
+  std::vector<std::string> notes;       // modelling choices the user should know about
   TaskGraph graph;
 };
 

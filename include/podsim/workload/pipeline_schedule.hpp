@@ -13,8 +13,8 @@ namespace podsim::workload {
 enum class Pass { forward, backward };
 
 struct P2p {
-  bool send = true;     // send (true) or receive
-  bool next = true;     // peer is the next stage (true) or the previous one; wraps around when interleaved
+  bool send = true;        // send (true) or receive
+  bool next = true;        // peer is the next stage (true) or the previous one; wraps around when interleaved
   bool activation = true;  // forward activation (true) or backward gradient
 };
 

@@ -19,20 +19,23 @@ const char* to_string(Category c);
 struct Stream {
   std::string name;  // "stage 3 compute", "stage 3 dp"
   int stage = -1;
-  int device = -1;   // representative device rank
+  int device = -1;          // representative device rank
+  bool device_busy = true;  // its tasks' device time occupies the device (compute streams)
+  int last_task = -1;       // most recently added task, the next one's implicit dependency
 };
 
 struct Task {
-  int stream = -1;               // -1: not stream-ordered
-  int stage = -1;                // stage whose timeline this task belongs to (-1: none)
-  int peer_stage = -1;           // for transfers: the other stage involved
+  int stream = -1;      // -1: not stream-ordered
+  int stage = -1;       // stage whose timeline this task belongs to (-1: none)
+  int peer_stage = -1;  // for transfers: the other stage involved
   std::vector<int> deps;
-  double compute_seconds = 0;    // device busy time, spent first
+  double compute_seconds = 0;  // device busy time, spent first
   Category compute_category = Category::compute;
-  int plan = -1;                 // index into TaskGraph::plans, -1 for none
+  int plan = -1;  // index into TaskGraph::plans, -1 for none
   Category comm_category = Category::tp;
   // Labels for traces and tests.
-  char kind = ' ';               // 'F' forward, 'B' backward, 'T' transfer, 'G' gather, 'D' dp, 'E' embedding, 'O' optimizer, 'S' sync
+  char kind = ' ';  // 'F' forward, 'B' backward, 'T' transfer, 'G' gather, 'D' dp, 'E' embedding, 'O'
+                    // optimizer, 'S' sync
   int microbatch = -1;
   int chunk = -1;
 };
@@ -44,7 +47,8 @@ struct TaskGraph {
   int stages = 0;
   std::vector<int> stage_devices;  // representative device of each stage
 
-  int add_stream(std::string name, int stage, int device);
+  int add_stream(std::string name, int stage, int device, bool device_busy = true);
+  // Appends a task; a task on a stream also depends on the stream's previous task, so streams run in order.
   int add_task(Task t);
   int add_plan(network::CommPlan plan);
   // Tasks in an order where every dependency comes first; throws std::logic_error on a cycle.

@@ -29,27 +29,27 @@ const char* to_string(Recompute r);
 const char* to_string(GradAccumulation g);
 
 struct ParallelConfig {
-  int tp = 1, pp = 1, dp = 0;            // dp 0 = all remaining devices
+  int tp = 1, pp = 1, dp = 0;  // dp 0 = all remaining devices
   Schedule schedule = Schedule::one_f_one_b;
-  int virtual_stages = 1;                // 0 = auto (fastest that fits)
+  int virtual_stages = 1;  // 0 = auto (fastest that fits)
   bool virtual_stages_auto = false;
   bool sequence_parallel = false;
-  int zero = 0;                          // ZeRO / FSDP stage 0..3
-  bool scatter_gather = true;            // Megatron's p2p scatter/gather across TP ranks
-  bool dp_overlap = true;                // bucketed gradient all-reduce overlapped with the last backward
+  int zero = 0;                // ZeRO / FSDP stage 0..3
+  bool scatter_gather = true;  // Megatron's p2p scatter/gather across TP ranks
+  bool dp_overlap = true;      // bucketed gradient all-reduce overlapped with the last backward
   double dp_bucket_bytes = 25e6;
-  std::string dp_algorithm = "ring";     // ring | tree | hierarchical
+  std::string dp_algorithm = "ring";  // ring | tree | hierarchical
 };
 
 struct TrainingConfig {
   long long global_batch = 0;
-  int micro_batch = 1;                   // 0 = auto
+  int micro_batch = 1;  // 0 = auto
   bool micro_batch_auto = false;
   topology::Precision precision = topology::Precision::bf16;
   Recompute recompute = Recompute::none;
-  double grad_reduce_bytes = 2;          // bytes per gradient element in the data-parallel reduction
+  double grad_reduce_bytes = 2;  // bytes per gradient element in the data-parallel reduction
   GradAccumulation grad_accumulation = GradAccumulation::fp32;
-  double main_grad_bytes = 4;            // bytes per gradient element held for accumulation
+  double main_grad_bytes = 4;  // bytes per gradient element held for accumulation
 };
 
 struct WorkloadConfig {

@@ -12,7 +12,8 @@ namespace podsim::workload {
 
 using Overrides = std::vector<std::pair<std::string, std::string>>;
 
-WorkloadConfig load_workload(const std::string& path, const Overrides& overrides, const topology::Topology& topo);
+WorkloadConfig load_workload(const std::string& path, const Overrides& overrides,
+                             const topology::Topology& topo);
 
 // (micro_batch, virtual_stages) settings to try when the workload says `auto`, in a fixed order. A fixed
 // setting contributes just itself. Settings that violate a divisibility rule are left out.

@@ -1,0 +1,62 @@
+// The GEMM/roofline model and its calibration.
+#include <gtest/gtest.h>
+
+#include "podsim/calibration/compute_model.hpp"
+#include "test_helpers.hpp"
+
+using namespace podsim;
+using calibration::ComputeModel;
+using calibration::GemmShape;
+
+namespace {
+
+calibration::DeviceRates a100_rates() {
+  return {312e12, 2039e9, 108, 2};
+}
+
+calibration::DeviceProfile a100_profile() {
+  return calibration::load_device_profile(
+      podsim::testing::source_path("calibration/profiles/a100-sxm4-80gb.yaml"));
+}
+
+}  // namespace
+
+TEST(ComputeModel, ProfileReproducesThePublishedCalibrationPoint) {
+  // The profile's provenance says its main-loop efficiency reproduces MAMF 267.9 TFLOP/s at
+  // 6912x16384x2048 (a burst measurement, i.e. at boost clock).
+  auto profile = a100_profile();
+  profile.clock_sustain_factor = 1.0;
+  auto e = ComputeModel(profile, a100_rates()).gemm({6912, 16384, 2048});
+  EXPECT_NEAR(e.tflops(), 267.9, 1.0);
+  double fitted = calibration::fit_mainloop_efficiency(profile, a100_rates(), {6912, 16384, 2048}, 267.9e12);
+  EXPECT_NEAR(fitted, profile.gemm.mainloop_efficiency, 0.005);
+}
+
+TEST(ComputeModel, WaveQuantizationMakesOneTileTooManyExpensive) {
+  ComputeModel cm(a100_profile(), a100_rates());
+  // 108 tiles of 256x128 fill one wave; one more row of tiles needs a second wave.
+  auto full = cm.gemm({256 * 9, 128 * 12, 4096});
+  auto spill = cm.gemm({256 * 9 + 64, 128 * 12, 4096});
+  EXPECT_GT(spill.seconds / full.seconds, 1.08);
+  EXPECT_LT(spill.tflops(), full.tflops());
+}
+
+TEST(ComputeModel, SmallAndSkinnyGemmsAreLessEfficientThanLargeOnes) {
+  ComputeModel cm(a100_profile(), a100_rates());
+  double big = cm.gemm({8192, 8192, 8192}).tflops();
+  double small = cm.gemm({256, 256, 256}).tflops();
+  double skinny = cm.gemm({16, 12288, 12288}).tflops();
+  EXPECT_GT(big, 200);
+  EXPECT_LT(big, 312);
+  EXPECT_LT(small, big / 4);
+  EXPECT_LT(skinny, big / 2);
+  EXPECT_TRUE(cm.gemm({16, 12288, 12288}).memory_bound);
+}
+
+TEST(ComputeModel, MemoryOpsRunAtAchievedBandwidth) {
+  auto profile = a100_profile();
+  ComputeModel cm(profile, a100_rates());
+  double t = cm.memory_op(1e9);
+  EXPECT_NEAR(t, 1e9 / (2039e9 * profile.memory_efficiency) + profile.kernel_overhead_s, 1e-12);
+  EXPECT_EQ(cm.memory_op(0), 0);
+}

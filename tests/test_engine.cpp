@@ -1,0 +1,105 @@
+// The SimGrid replay: closed forms on an idle network, contention, timers, determinism.
+#include <gtest/gtest.h>
+
+#include "podsim/engine/replay.hpp"
+#include "podsim/network/collective.hpp"
+#include "podsim/network/link_load.hpp"
+#include "test_helpers.hpp"
+
+using namespace podsim;
+using workload::Task;
+using workload::TaskGraph;
+
+namespace {
+
+network::Collective make(network::CollectiveKind kind, std::vector<int> group, double bytes) {
+  network::Collective c;
+  c.kind = kind;
+  c.group = std::move(group);
+  c.bytes = bytes;
+  return c;
+}
+
+TaskGraph single(const network::CommPlan& plan, double compute = 0) {
+  TaskGraph g;
+  g.stages = 1;
+  int s = g.add_stream("s", 0, 0);
+  Task t;
+  t.stream = s;
+  t.stage = 0;
+  t.compute_seconds = compute;
+  t.plan = g.add_plan(plan);
+  g.add_task(t);
+  return g;
+}
+
+}  // namespace
+
+TEST(Engine, CollectiveOnIdleNetworkMatchesClosedForm) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "4"}});
+  std::vector<int> all;
+  for (int d = 0; d < 32; ++d) all.push_back(d);
+  std::vector<std::vector<int>> groups = {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 8, 16, 24}, all};
+  for (const auto& group : groups)
+    for (auto kind : {network::CollectiveKind::all_reduce, network::CollectiveKind::all_gather}) {
+      auto plan = network::plan_collective(topo, make(kind, group, 256e6));
+      double closed = network::idle_plan_time(topo, plan);
+      double simulated = engine::replay(topo, single(plan)).makespan;
+      EXPECT_NEAR(simulated / closed, 1.0, 1e-4) << network::to_string(kind) << " over " << group.size();
+    }
+  // And the closed form itself: ring all-reduce over one rank per server is bound by one NIC.
+  auto plan = network::plan_collective(topo, make(network::CollectiveKind::all_reduce, {0, 8, 16, 24}, 1e9));
+  double nic = 25e9 * topo.fabric_profile.efficiency("infiniband");
+  auto cost = network::idle_phase_cost(topo, plan[0]);
+  EXPECT_NEAR(cost.transfer, 2.0 * 3 / 4 * 1e9 / nic, 1e-9);
+}
+
+TEST(Engine, TwoFlowsOnOneLinkTakeTwiceAsLong) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "2"}});
+  network::CommPhase one;
+  one.flows = {{0, 8, 1e9}};  // GPU0 of server 0 to GPU0 of server 1: one rail-0 NIC each way
+  TaskGraph g;
+  g.stages = 1;
+  Task t;
+  t.plan = g.add_plan({one});
+  g.add_task(t);
+  double alone = engine::replay(topo, g).makespan;
+  g.add_task(t);  // a second, independent task with the same flow starts at the same time
+  auto both = engine::replay(topo, g);
+  EXPECT_NEAR(both.makespan / alone, 2.0, 1e-3);
+  EXPECT_NEAR(both.tasks[0].end, both.tasks[1].end, 1e-9);
+  // A flow on another rail does not slow it down.
+  network::CommPhase other;
+  other.flows = {{1, 9, 1e9}};
+  g.tasks[1].plan = g.add_plan({other});
+  EXPECT_NEAR(engine::replay(topo, g).makespan / alone, 1.0, 1e-3);
+}
+
+TEST(Engine, DeviceTimeThenCommunicationInOrder) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1"}});
+  auto plan = network::plan_collective(topo, make(network::CollectiveKind::all_reduce, {0, 1, 2, 3}, 64e6));
+  auto r = engine::replay(topo, single(plan, 1.5));
+  EXPECT_NEAR(r.tasks[0].compute_end, 1.5, 1e-12);
+  EXPECT_NEAR(r.makespan - 1.5, network::idle_plan_time(topo, plan), 1e-6);
+}
+
+TEST(Engine, SameInputSameResult) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "2"}});
+  auto plan = network::plan_collective(topo, make(network::CollectiveKind::all_to_all, {0, 3, 8, 11}, 64e6));
+  auto a = engine::replay(topo, single(plan, 0.25));
+  auto b = engine::replay(topo, single(plan, 0.25));
+  EXPECT_EQ(a.makespan, b.makespan);
+  EXPECT_EQ(a.tasks[0].end, b.tasks[0].end);
+}
+
+TEST(Engine, CycleIsAnError) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1"}});
+  TaskGraph g;
+  Task a, b;
+  a.deps = {1};
+  b.deps = {0};
+  g.add_task(a);
+  g.add_task(b);
+  EXPECT_THROW(g.topological_order(), std::logic_error);
+  EXPECT_THROW(engine::replay(topo, g), std::runtime_error);
+}

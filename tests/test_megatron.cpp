@@ -1,0 +1,156 @@
+// Megatron PTD-P training steps end to end: graphs replay, the accounting adds up, the mechanisms move
+// the results the way they should.
+#include <gtest/gtest.h>
+
+#include "podsim/cli/simulation.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/workload/megatron_builder.hpp"
+#include "podsim/workload/workload_loader.hpp"
+#include "test_helpers.hpp"
+
+using namespace podsim;
+using namespace podsim::workload;
+
+namespace {
+
+// A GPT small enough to simulate quickly: 16 layers, hidden 4096.
+report::RunResult run(topology::Overrides topo_sets, Overrides sets) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", topo_sets);
+  Overrides base = {{"model.layers", "16"},
+                    {"model.hidden", "4096"},
+                    {"model.heads", "32"},
+                    {"model.ffn_hidden", "16384"},
+                    {"training.global_batch", "64"}};
+  base.insert(base.end(), sets.begin(), sets.end());
+  auto w = load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"), base, topo);
+  return cli::simulate(topo, w);
+}
+
+}  // namespace
+
+TEST(Megatron, BreakdownAddsUpToTheStepTime) {
+  auto r = run({{"nodes", "4"}}, {{"parallel.pp", "4"}, {"parallel.virtual_stages", "2"}});
+  ASSERT_EQ(r.status, "ok");
+  for (const auto& s : r.stages) EXPECT_NEAR(s.total(), r.step_time(), 1e-9 * r.step_time());
+  EXPECT_GT(r.mean.compute, 0.5 * r.step_time());
+  EXPECT_GT(r.mean.tp, 0);
+  EXPECT_GT(r.mean.bubble, 0);
+  EXPECT_GT(r.tflops_per_device(), 50);
+  EXPECT_LT(r.mfu(), 1.0);
+}
+
+TEST(Megatron, ManyShapesReplayWithoutDeadlock) {
+  struct Case {
+    const char* schedule;
+    int tp, pp, v, mb;
+  };
+  for (Case c : {Case{"gpipe", 8, 4, 1, 2}, Case{"1f1b", 4, 8, 1, 1}, Case{"interleaved", 8, 4, 4, 1},
+                 Case{"interleaved", 2, 2, 2, 4}}) {
+    auto r = run({{"nodes", "4"}}, {{"parallel.tp", std::to_string(c.tp)},
+                                    {"parallel.pp", std::to_string(c.pp)},
+                                    {"parallel.schedule", c.schedule},
+                                    {"parallel.virtual_stages", std::to_string(c.v)},
+                                    {"training.micro_batch", std::to_string(c.mb)}});
+    EXPECT_EQ(r.status, "ok") << c.schedule;
+    EXPECT_NO_THROW(r.step.graph.topological_order());
+    EXPECT_GT(r.step_time(), 0);
+  }
+}
+
+TEST(Megatron, InterleavingReducesTheBubble) {
+  // Balanced stages (8 layers each, so the logits layer on the last stage is a small extra) and few
+  // microbatches (16 for 4 stages), where the bubble matters: two virtual stages should cut it well down.
+  Overrides common = {
+      {"model.layers", "32"}, {"parallel.tp", "8"}, {"parallel.pp", "4"}, {"training.global_batch", "16"}};
+  auto plain = common, inter = common;
+  plain.insert(plain.end(), {{"parallel.schedule", "1f1b"}, {"parallel.virtual_stages", "1"}});
+  inter.insert(inter.end(), {{"parallel.virtual_stages", "2"}});
+  auto a = run({{"nodes", "4"}}, plain);
+  auto b = run({{"nodes", "4"}}, inter);
+  EXPECT_LT(b.mean.bubble, 0.75 * a.mean.bubble);
+  EXPECT_GT(b.mean.pp, a.mean.pp);  // but twice the pipeline transfers
+  EXPECT_LT(b.step_time(), a.step_time());
+}
+
+TEST(Megatron, TensorParallelCommunicationOnlyWithTensorParallelism) {
+  auto tp1 = run({{"nodes", "1"}}, {{"parallel.tp", "1"},
+                                    {"parallel.pp", "1"},
+                                    {"parallel.schedule", "1f1b"},
+                                    {"parallel.virtual_stages", "1"}});
+  auto tp8 = run({{"nodes", "1"}}, {{"parallel.tp", "8"},
+                                    {"parallel.pp", "1"},
+                                    {"parallel.schedule", "1f1b"},
+                                    {"parallel.virtual_stages", "1"}});
+  EXPECT_EQ(tp1.mean.tp, 0);
+  EXPECT_GT(tp8.mean.tp, 0.02 * tp8.step_time());
+}
+
+TEST(Megatron, OverlappedGradientReductionHidesDataParallelTime) {
+  Overrides base = {{"parallel.tp", "8"},
+                    {"parallel.pp", "1"},
+                    {"parallel.schedule", "1f1b"},
+                    {"parallel.virtual_stages", "1"}};
+  auto after = base, overlapped = base;
+  after.push_back({"parallel.dp_overlap", "false"});
+  overlapped.push_back({"parallel.dp_overlap", "true"});
+  auto a = run({{"nodes", "8"}}, after);
+  auto o = run({{"nodes", "8"}}, overlapped);
+  EXPECT_GT(a.mean.dp, 0);
+  EXPECT_LT(o.mean.dp, 0.5 * a.mean.dp);
+  EXPECT_LT(o.step_time(), a.step_time());
+}
+
+TEST(Megatron, WeakScalingOverDataParallelReplicasIsNearlyFlat) {
+  Overrides base = {{"parallel.tp", "8"},
+                    {"parallel.pp", "2"},
+                    {"parallel.schedule", "1f1b"},
+                    {"parallel.virtual_stages", "1"}};
+  auto small = run({{"nodes", "2"}}, [&] {
+    auto s = base;
+    s.push_back({"training.global_batch", "16"});
+    return s;
+  }());
+  auto large = run({{"nodes", "16"}}, [&] {
+    auto s = base;
+    s.push_back({"training.global_batch", "128"});
+    return s;
+  }());
+  EXPECT_EQ(large.devices, 8 * small.devices);
+  EXPECT_NEAR(large.step_time() / small.step_time(), 1.0, 0.1);
+  EXPECT_GE(large.step_time(), small.step_time() * 0.999);
+}
+
+TEST(Megatron, AutoPicksTheFastestSettingThatFits) {
+  auto r = run({{"nodes", "4"}},
+               {{"parallel.pp", "4"}, {"parallel.virtual_stages", "auto"}, {"training.micro_batch", "auto"}});
+  ASSERT_EQ(r.status, "ok");
+  EXPECT_GT(r.search_log.size(), 3u);
+  auto fixed = run({{"nodes", "4"}},
+                   {{"parallel.pp", "4"}, {"parallel.virtual_stages", "1"}, {"training.micro_batch", "1"}});
+  EXPECT_LE(r.step_time(), fixed.step_time() * (1 + 1e-9));
+}
+
+TEST(Megatron, ImpossibleParallelismIsAnInputError) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "16"}});
+  auto load = [&](Overrides sets) {
+    return load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"), sets, topo);
+  };
+  auto message = [&](Overrides sets) {
+    try {
+      load(sets);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(message({{"parallel.dp", "4"}}).find("tp*pp*dp"), std::string::npos);
+  EXPECT_EQ(message({{"parallel.dp", "2"}}), "(accepted)");
+  EXPECT_NE(message({{"parallel.tp", "5"}, {"parallel.pp", "1"}}).find("heads"), std::string::npos);
+  EXPECT_NE(
+      message({{"parallel.pp", "2"}, {"parallel.virtual_stages", "5"}}).find("layers=96 is not divisible"),
+      std::string::npos);
+  EXPECT_NE(message({{"training.global_batch", "7"}}).find("global_batch"), std::string::npos);
+  EXPECT_NE(message({{"training.micro_batch", "5"}}).find("micro_batch"), std::string::npos);
+  EXPECT_NE(message({{"parallel.schedule", "zigzag"}}).find("not one of"), std::string::npos);
+  EXPECT_NE(message({{"model.layerz", "4"}}).find("unknown key 'layerz'"), std::string::npos);
+}

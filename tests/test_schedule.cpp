@@ -1,0 +1,115 @@
+// Pipeline schedules: every microbatch runs forward then backward on every chunk; sends and receives
+// match; the replayed schedule's bubble has the closed form of 1F1B and of the interleaved schedule.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+
+#include "podsim/engine/replay.hpp"
+#include "podsim/workload/pipeline_assembly.hpp"
+#include "podsim/workload/pipeline_schedule.hpp"
+#include "test_helpers.hpp"
+
+using namespace podsim;
+using namespace podsim::workload;
+
+namespace {
+
+struct Shape {
+  Schedule schedule;
+  int p, m, v;
+};
+
+const std::vector<Shape> kShapes = {
+    {Schedule::one_f_one_b, 4, 8, 1},  {Schedule::one_f_one_b, 8, 3, 1}, {Schedule::one_f_one_b, 1, 5, 1},
+    {Schedule::gpipe, 4, 6, 1},        {Schedule::interleaved, 4, 8, 2}, {Schedule::interleaved, 4, 4, 3},
+    {Schedule::interleaved, 8, 16, 4}, {Schedule::interleaved, 2, 6, 5},
+};
+
+// A pure schedule: forward 1 s and backward 2 s per microbatch and stage (divided among chunks), free
+// transfers. Returns the replayed makespan.
+double replay_schedule(const Shape& sh) {
+  auto programs = build_schedule(sh.schedule, sh.p, sh.m, sh.v);
+  TaskGraph g;
+  g.stages = sh.p;
+  std::vector<int> streams;
+  for (int s = 0; s < sh.p; ++s) streams.push_back(g.add_stream("stage", s, s));
+  PipelineCallbacks cb;
+  cb.compute = [&](int s, const StageStep& step, bool) {
+    Task t;
+    t.stream = streams[s];
+    t.stage = s;
+    t.compute_seconds = (step.pass == Pass::forward ? 1.0 : 2.0) / sh.v;
+    g.add_task(std::move(t));
+  };
+  cb.transfer_plan = [](int, int) { return -1; };
+  assemble_pipeline(g, programs, streams, cb);
+  g.topological_order();  // throws on a deadlock
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1"}});
+  return engine::replay(topo, g).makespan;
+}
+
+}  // namespace
+
+TEST(Schedule, EveryMicrobatchRunsForwardThenBackwardOnEveryChunk) {
+  for (const auto& sh : kShapes) {
+    auto programs = build_schedule(sh.schedule, sh.p, sh.m, sh.v);
+    ASSERT_EQ(static_cast<int>(programs.size()), sh.p);
+    for (int s = 0; s < sh.p; ++s) {
+      std::map<std::pair<int, int>, int> state;  // (microbatch, chunk) -> 1 after F, 2 after B
+      for (const auto& step : programs[s]) {
+        if (!step.compute) continue;
+        auto& st = state[{step.microbatch, step.chunk}];
+        if (step.pass == Pass::forward) {
+          EXPECT_EQ(st, 0) << "F twice, stage " << s;
+          st = 1;
+        } else {
+          EXPECT_EQ(st, 1) << "B before F, stage " << s;
+          st = 2;
+        }
+      }
+      int chunks = sh.schedule == Schedule::interleaved ? sh.v : 1;
+      EXPECT_EQ(static_cast<int>(state.size()), sh.m * chunks);
+      for (const auto& [key, st] : state) EXPECT_EQ(st, 2);
+    }
+  }
+}
+
+TEST(Schedule, SendsAndReceivesMatchOnEveryChannel) {
+  for (const auto& sh : kShapes) {
+    auto programs = build_schedule(sh.schedule, sh.p, sh.m, sh.v);
+    std::map<std::tuple<int, int, bool>, int> balance;
+    for (int s = 0; s < sh.p; ++s)
+      for (const auto& step : programs[s])
+        for (const auto& op : step.p2p) {
+          int peer = op.next ? (s + 1) % sh.p : (s - 1 + sh.p) % sh.p;
+          balance[{op.send ? s : peer, op.send ? peer : s, op.activation}] += op.send ? 1 : -1;
+        }
+    for (const auto& [ch, b] : balance) EXPECT_EQ(b, 0);
+  }
+}
+
+TEST(Schedule, PeakActivationsHeldPerStage) {
+  auto one_f_one_b = peak_in_flight(build_schedule(Schedule::one_f_one_b, 4, 8, 1));
+  EXPECT_EQ(one_f_one_b, (std::vector<int>{4, 3, 2, 1}));
+  auto gpipe = peak_in_flight(build_schedule(Schedule::gpipe, 4, 8, 1));
+  EXPECT_EQ(gpipe, (std::vector<int>{8, 8, 8, 8}));
+  // Interleaved, first stage: (p-1)*2 + (v-1)*p warm-up chunks + 1 (Megatron's schedule).
+  auto inter = peak_in_flight(build_schedule(Schedule::interleaved, 4, 8, 2));
+  EXPECT_EQ(inter[0], 3 * 2 + 4 + 1);
+}
+
+TEST(Schedule, OneFOneBBubbleIsPMinusOneMicrobatchSlots) {
+  // (m + p - 1) * (tf + tb) for equal stages and free transfers.
+  EXPECT_NEAR(replay_schedule({Schedule::one_f_one_b, 4, 8, 1}), (8 + 3) * 3.0, 1e-9);
+  EXPECT_NEAR(replay_schedule({Schedule::gpipe, 4, 8, 1}), (8 + 3) * 3.0, 1e-9);
+  EXPECT_NEAR(replay_schedule({Schedule::one_f_one_b, 1, 8, 1}), 8 * 3.0, 1e-9);
+}
+
+TEST(Schedule, InterleavingShrinksTheBubbleByTheNumberOfChunks) {
+  // (m + (p - 1) / v) * (tf + tb): the bubble is (p - 1)/v microbatch slots.
+  for (int v : {2, 4}) {
+    double makespan = replay_schedule({Schedule::interleaved, 4, 8, v});
+    EXPECT_NEAR(makespan, (8 + 3.0 / v) * 3.0, 1e-9) << "v=" << v;
+  }
+}

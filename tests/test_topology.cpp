@@ -1,0 +1,80 @@
+// Topology presets: structure, routing and the figures `topo describe` prints.
+#include <gtest/gtest.h>
+
+#include "podsim/core/error.hpp"
+#include "podsim/topology/graph.hpp"
+#include "test_helpers.hpp"
+
+using namespace podsim;
+using podsim::testing::preset;
+
+TEST(GpuCluster, A100SuperPodShape) {
+  auto topo = preset("dgx-a100-superpod", {{"nodes", "140"}});
+  EXPECT_EQ(topo.device_count(), 1120);
+  auto roles = topo.role_counts();
+  EXPECT_EQ(roles["gpu"], 1120);
+  EXPECT_EQ(roles["leaf"], 7 * 8);  // 7 SUs x one leaf per rail
+  EXPECT_GT(roles["spine"], 0);
+  EXPECT_EQ(roles.count("core"), 0u);  // 140 nodes fit one leaf/spine pod
+  EXPECT_EQ(topology::connected_components(topo), 1);
+  EXPECT_TRUE(topology::check_routes(topo, 40).empty());
+}
+
+TEST(GpuCluster, CoreLevelAbove140Nodes) {
+  auto topo = preset("dgx-a100-superpod", {{"nodes", "384"}});
+  EXPECT_GT(topo.role_counts()["core"], 0);
+  auto problems = topology::check_routes(topo, 48);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+}
+
+TEST(GpuCluster, BisectionOfNonBlockingFatTree) {
+  // Non-blocking: half the servers' NICs can all send across the cut: 64 servers x 8 x 25 GB/s.
+  auto topo = preset("dgx-a100-superpod", {{"nodes", "128"}});
+  EXPECT_NEAR(topology::bisection_bandwidth(topo).bandwidth, 64 * 8 * 25e9, 1e6);
+  // 2:1 oversubscribed leaves halve what crosses the spines.
+  auto thin = preset("dgx-a100-superpod", {{"nodes", "128"}, {"fabric.oversubscription", "2"}});
+  EXPECT_LT(topology::bisection_bandwidth(thin).bandwidth, 0.75 * 64 * 8 * 25e9);
+}
+
+TEST(GpuCluster, RoutesStayOnTheirRailAndUseNvlinkWithinAServer) {
+  auto topo = preset("dgx-a100-superpod", {{"nodes", "40"}});
+  topology::Route r;
+  topo.router().route(topo.device_vertex[0], topo.device_vertex[3], r);  // same server
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(topo.links[r[0].link].cls, topology::LinkClass::nvlink);
+  r.clear();
+  topo.router().route(topo.device_vertex[2], topo.device_vertex[8 * 25 + 2], r);  // rail 2, other SU
+  int ib = 0;
+  for (auto h : r) ib += topo.links[h.link].cls == topology::LinkClass::infiniband;
+  EXPECT_EQ(ib, 4);  // nic-leaf, leaf-spine, spine-leaf, leaf-nic
+  r.clear();
+  topo.router().route(topo.device_vertex[1], topo.device_vertex[8 * 25 + 5], r);  // cross rail: PXN hop first
+  EXPECT_EQ(topo.links[r[0].link].cls, topology::LinkClass::nvlink);
+}
+
+TEST(GpuCluster, DgxTwoHSharesNicsBetweenTwoGpus) {
+  auto topo = preset("dgx2h-v100", {{"nodes", "4"}});
+  EXPECT_EQ(topo.devices_per_node, 16);
+  EXPECT_EQ(topo.rail_peers(0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(topo.rail_of(15), 7);
+}
+
+TEST(GpuCluster, H100PresetLoadsWithProfiles) {
+  auto topo = preset("dgx-h100-superpod");
+  EXPECT_EQ(topo.device.sm_count, 132);
+  EXPECT_GT(topo.fabric_profile.efficiency("nvlink"), 0.8);
+  EXPECT_FALSE(topo.device_profile.provenance.empty());
+}
+
+TEST(GpuCluster, BadInputNamesTheField) {
+  try {
+    preset("dgx-a100-superpod", {{"node.nics", "3"}});
+    FAIL() << "3 NICs for 8 GPUs accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("node.nics"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(preset("dgx-a100-superpod", {{"nodes", "0"}}), InputError);
+  EXPECT_THROW(preset("dgx-a100-superpod", {{"fabric.oversubscription", "0.5"}}), InputError);
+  EXPECT_THROW(preset("dgx-a100-superpod", {{"kind", "mesh_of_dreams"}}), InputError);
+  EXPECT_THROW(preset("dgx-a100-superpod", {{"device.peak_tflops.fp64x", "1"}}), InputError);
+}

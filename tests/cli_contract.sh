@@ -21,7 +21,7 @@ for col in devices step_time_s tflops_per_device mfu memory_per_device_GiB token
   check "summary.csv has $col" grep -q "\b$col\b" <<<"$header"
 done
 check "summary.csv has one row" test "$(wc -l < "$tmp/out/summary.csv")" -eq 2
-check "breakdown.csv per stage" test "$(grep -c '^[0-9]' "$tmp/out/breakdown.csv")" -eq 8
+check "breakdown.csv per stage" test "$(grep -c '^stage [0-9]' "$tmp/out/breakdown.csv")" -eq 8
 check "result.json written" grep -q '"summary"' "$tmp/out/result.json"
 check "no temp files left" test -z "$(ls "$tmp/out" | grep tmp)"
 

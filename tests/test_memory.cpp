@@ -8,6 +8,7 @@
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer_math.hpp"
 #include "podsim/workload/workload_loader.hpp"
+#include "podsim/workload/workload_model.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;
@@ -64,7 +65,11 @@ TEST(Memory, ConfigThatDoesNotFitIsReportedNotSimulated) {
                        {"parallel.schedule", "1f1b"},
                        {"parallel.virtual_stages", "1"}});
   EXPECT_THROW(build_megatron_step(topo, w, 1, 1), InfeasibleConfig);
-  auto r = cli::simulate(topo, w);
+  auto model = load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                                   {{"parallel.tp", "1"}, {"parallel.pp", "8"}, {"parallel.schedule", "1f1b"},
+                                    {"parallel.virtual_stages", "1"}},
+                                   topo);
+  auto r = cli::simulate(topo, *model);
   EXPECT_EQ(r.status, "out_of_memory");
   EXPECT_GT(r.memory_per_device(), topo.device.hbm_bytes);
   EXPECT_NE(r.status_detail.find("GiB"), std::string::npos);

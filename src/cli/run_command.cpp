@@ -64,7 +64,7 @@ void add_run_command(CLI::App& app) {
       std::printf("  settings     chose the fastest of %zu candidate settings (see result.json)\n",
                   r.search_log.size());
     std::printf("  simulated    %zu tasks, %lld network phases in %.2f s of wall time\n",
-                r.step.graph.tasks.size(), r.replay.simgrid_activities, wall);
+                r.plan.graph.tasks.size(), r.replay.simgrid_activities, wall);
     if (!opt->out.empty())
       std::printf("  wrote        %s/summary.csv, breakdown.csv, result.json\n", opt->out.c_str());
   });

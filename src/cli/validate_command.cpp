@@ -89,7 +89,7 @@ void add_validate_command(CLI::App& app) {
       report::RunResult r = simulate(req);
       if (tty) std::fprintf(stderr, "\r\033[K");
       double published = table.number(i, "tflops_per_gpu");
-      double predicted = r.status == "ok" ? r.tflops_per_device() : 0;
+      double predicted = r.ok() ? r.tflops_per_device() : 0;
       double error = 100 * (predicted - published) / published;
       sum_abs += std::fabs(error);
       max_abs = std::max(max_abs, std::fabs(error));

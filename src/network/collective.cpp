@@ -31,29 +31,22 @@ std::vector<std::vector<int>> members_by_node(const Topology& topo, const std::v
 
 double ring_steps(CollectiveKind kind, int n) {
   switch (kind) {
-    case CollectiveKind::all_reduce:
-      return 2.0 * (n - 1);
+    case CollectiveKind::all_reduce: return 2.0 * (n - 1);
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::broadcast:
-      return n - 1;
-    default:
-      return 1;
+    case CollectiveKind::broadcast: return n - 1;
+    default: return 1;
   }
 }
 
 // Bytes each ring edge carries over the whole collective.
 double ring_edge_bytes(CollectiveKind kind, int n, double bytes) {
   switch (kind) {
-    case CollectiveKind::all_reduce:
-      return 2.0 * (n - 1) / n * bytes;
+    case CollectiveKind::all_reduce: return 2.0 * (n - 1) / n * bytes;
     case CollectiveKind::all_gather:
-    case CollectiveKind::reduce_scatter:
-      return static_cast<double>(n - 1) / n * bytes;
-    case CollectiveKind::broadcast:
-      return bytes;
-    default:
-      throw std::logic_error("ring is not an algorithm for this collective");
+    case CollectiveKind::reduce_scatter: return static_cast<double>(n - 1) / n * bytes;
+    case CollectiveKind::broadcast: return bytes;
+    default: throw std::logic_error("ring is not an algorithm for this collective");
   }
 }
 
@@ -155,32 +148,22 @@ CommPlan hierarchical_all_reduce(const Topology& topo, const std::vector<int>& g
 
 const char* to_string(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::all_reduce:
-      return "all_reduce";
-    case CollectiveKind::all_gather:
-      return "all_gather";
-    case CollectiveKind::reduce_scatter:
-      return "reduce_scatter";
-    case CollectiveKind::all_to_all:
-      return "all_to_all";
-    case CollectiveKind::broadcast:
-      return "broadcast";
-    case CollectiveKind::send_recv:
-      return "send_recv";
+    case CollectiveKind::all_reduce: return "all_reduce";
+    case CollectiveKind::all_gather: return "all_gather";
+    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case CollectiveKind::all_to_all: return "all_to_all";
+    case CollectiveKind::broadcast: return "broadcast";
+    case CollectiveKind::send_recv: return "send_recv";
   }
   return "?";
 }
 
 const char* to_string(Algorithm a) {
   switch (a) {
-    case Algorithm::ring:
-      return "ring";
-    case Algorithm::tree:
-      return "tree";
-    case Algorithm::hierarchical:
-      return "hierarchical";
-    case Algorithm::direct:
-      return "direct";
+    case Algorithm::ring: return "ring";
+    case Algorithm::tree: return "tree";
+    case Algorithm::hierarchical: return "hierarchical";
+    case Algorithm::direct: return "direct";
   }
   return "?";
 }
@@ -204,14 +187,11 @@ Algorithm parse_algorithm(const std::string& name) {
 
 double bus_factor(CollectiveKind kind, int ranks) {
   switch (kind) {
-    case CollectiveKind::all_reduce:
-      return 2.0 * (ranks - 1) / ranks;
+    case CollectiveKind::all_reduce: return 2.0 * (ranks - 1) / ranks;
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::all_to_all:
-      return static_cast<double>(ranks - 1) / ranks;
-    default:
-      return 1.0;
+    case CollectiveKind::all_to_all: return static_cast<double>(ranks - 1) / ranks;
+    default: return 1.0;
   }
 }
 
@@ -271,14 +251,12 @@ CommPlan plan_collective(const Topology& topo, const Collective& c) {
       p.latency = topo.fabric_profile.launch_latency + step_latency(topo, c.group[0], c.group[1]);
       return {p};
     }
-    case CollectiveKind::all_to_all:
-      return {direct_phase(topo, c.group, c.bytes)};
+    case CollectiveKind::all_to_all: return {direct_phase(topo, c.group, c.bytes)};
     case CollectiveKind::all_reduce:
       if (c.algorithm == Algorithm::tree) return {tree_phase(topo, c.group, c.bytes)};
       if (c.algorithm == Algorithm::hierarchical) return hierarchical_all_reduce(topo, c.group, c.bytes);
       return {ring_phase(topo, c.kind, c.group, c.bytes)};
-    default:
-      return {ring_phase(topo, c.kind, c.group, c.bytes)};
+    default: return {ring_phase(topo, c.kind, c.group, c.bytes)};
   }
 }
 

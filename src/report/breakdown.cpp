@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 
 #include "podsim/report/run_result.hpp"
 
@@ -6,23 +7,13 @@ namespace podsim::report {
 namespace {
 
 using workload::Category;
+using workload::kCategories;
 
-// Priority when a stage does several things at once (lower wins).
+// Position of each category in the charge order (lower wins).
 int priority(Category c) {
-  switch (c) {
-    case Category::compute:
-      return 0;
-    case Category::tp:
-      return 1;
-    case Category::optimizer:
-      return 2;
-    case Category::pp:
-      return 3;
-    case Category::dp:
-      return 4;
-    default:
-      return 5;
-  }
+  for (int i = 0; i < kCategories; ++i)
+    if (workload::kChargeOrder[i] == c) return i;
+  return kCategories;
 }
 
 struct Interval {
@@ -32,22 +23,39 @@ struct Interval {
 
 }  // namespace
 
+double StageBreakdown::total() const {
+  double t = idle;
+  for (double s : seconds) t += s;
+  return t;
+}
+
 double RunResult::tflops_per_device() const {
-  return step_time() > 0 ? step.hardware_flops / devices / step_time() / 1e12 : 0;
+  return step_time() > 0 ? plan.hardware_flops / devices() / step_time() / 1e12 : 0;
 }
 double RunResult::mfu() const {
-  return step_time() > 0 ? step.model_flops / devices / step_time() / step.peak_flops : 0;
+  return step_time() > 0 && plan.peak_flops > 0 ? plan.model_flops / devices() / step_time() / plan.peak_flops
+                                                : 0;
 }
 double RunResult::hfu() const {
-  return step_time() > 0 ? step.hardware_flops / devices / step_time() / step.peak_flops : 0;
+  return step_time() > 0 && plan.peak_flops > 0
+             ? plan.hardware_flops / devices() / step_time() / plan.peak_flops
+             : 0;
 }
 double RunResult::memory_per_device() const {
   double peak = 0;
-  for (const auto& m : step.memory) peak = std::max(peak, m.total());
+  for (const auto& m : plan.memory) peak = std::max(peak, m.total());
   return peak;
 }
 double RunResult::tokens_per_s() const {
-  return step_time() > 0 ? step.tokens_per_step / step_time() : 0;
+  return step_time() > 0 ? plan.tokens_per_step / step_time() : 0;
+}
+double RunResult::samples_per_s() const {
+  return step_time() > 0 ? plan.samples_per_step / step_time() : 0;
+}
+std::string RunResult::setting(const std::string& key) const {
+  for (const auto& [k, v] : plan.settings)
+    if (k == key) return v;
+  return "";
 }
 
 std::vector<StageBreakdown> stage_breakdown(const workload::TaskGraph& graph,
@@ -74,37 +82,29 @@ std::vector<StageBreakdown> stage_breakdown(const workload::TaskGraph& graph,
   for (int s = 0; s < graph.stages; ++s) {
     StageBreakdown b;
     b.stage = s;
-    auto& list = per_stage[s];
-    // Sweep over boundaries; at each elementary segment charge the highest-priority active category.
+    // Sweep over interval boundaries; each elementary segment is charged to its highest-priority activity.
     std::vector<std::pair<double, int>> events;  // time, +/- (priority + 1)
-    for (const auto& iv : list) {
+    for (const auto& iv : per_stage[s]) {
       events.push_back({iv.begin, priority(iv.category) + 1});
       events.push_back({iv.end, -(priority(iv.category) + 1)});
     }
     std::sort(events.begin(), events.end());
-    std::array<int, 6> active{};
+    std::array<int, kCategories> active{};
     double last = 0;
-    double charged[6] = {0, 0, 0, 0, 0, 0};
     for (const auto& [time, delta] : events) {
       if (time > last) {
-        int best = 5;
-        for (int k = 0; k < 5; ++k)
-          if (active[k] > 0) {
-            best = k;
-            break;
-          }
-        charged[best] += time - last;
+        int best = -1;
+        for (int k = 0; k < kCategories && best < 0; ++k)
+          if (active[k] > 0) best = k;
+        if (best < 0)
+          b.idle += time - last;
+        else
+          b.seconds[static_cast<int>(workload::kChargeOrder[best])] += time - last;
         last = time;
       }
       active[std::abs(delta) - 1] += delta > 0 ? 1 : -1;
     }
-    charged[5] += std::max(0.0, replay.makespan - last);
-    b.compute = charged[0];
-    b.tp = charged[1];
-    b.optimizer = charged[2];
-    b.pp = charged[3];
-    b.dp = charged[4];
-    b.bubble = charged[5];
+    b.idle += std::max(0.0, replay.makespan - last);
     out.push_back(b);
   }
   return out;
@@ -115,15 +115,12 @@ StageBreakdown mean_breakdown(const std::vector<StageBreakdown>& stages) {
   m.stage = -1;
   if (stages.empty()) return m;
   for (const auto& s : stages) {
-    m.compute += s.compute;
-    m.tp += s.tp;
-    m.optimizer += s.optimizer;
-    m.pp += s.pp;
-    m.dp += s.dp;
-    m.bubble += s.bubble;
+    for (int k = 0; k < kCategories; ++k) m.seconds[k] += s.seconds[k];
+    m.idle += s.idle;
   }
   double n = static_cast<double>(stages.size());
-  m.compute /= n, m.tp /= n, m.optimizer /= n, m.pp /= n, m.dp /= n, m.bubble /= n;
+  for (auto& v : m.seconds) v /= n;
+  m.idle /= n;
   return m;
 }
 

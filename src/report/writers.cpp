@@ -8,12 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "podsim/workload/transformer_math.hpp"
-
 namespace podsim::report {
 namespace {
 
 constexpr double GiB = 1073741824.0;
+using workload::Category;
 
 std::string num(double v, int digits = 6) {
   return fmt::format("{:.{}g}", v, digits);
@@ -26,14 +25,57 @@ std::string csv_escape(const std::string& s) {
   return out + "\"";
 }
 
+std::string category_column(Category c) {
+  switch (c) {
+    case Category::compute: return "compute_s";
+    case Category::optimizer: return "optimizer_s";
+    default: return fmt::format("{}_exposed_s", workload::to_string(c));
+  }
+}
+
+// Settings columns of every workload kind, in display order.
+const std::vector<std::string> kSettingColumns = {
+    "model_params_billion", "tp", "pp", "dp", "ep", "schedule", "virtual_stages", "micro_batch",
+    "global_batch", "microbatches", "recompute", "sequence_parallel", "zero", "precision",
+    // mixture of experts
+    "experts", "top_k", "capacity_factor",
+    // wafer-scale systems
+    "systems", "execution_mode",
+    // parameter servers
+    "examples_per_batch", "embedding_TB"};
+
 }  // namespace
 
+const std::vector<std::string>& summary_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> c = {"devices",
+                                  "step_time_s",
+                                  "tflops_per_device",
+                                  "mfu",
+                                  "memory_per_device_GiB",
+                                  "tokens_per_s",
+                                  "status",
+                                  "topology",
+                                  "workload",
+                                  "workload_kind",
+                                  "device",
+                                  "samples_per_s",
+                                  "hfu",
+                                  "memory_capacity_GiB"};
+    for (Category cat : workload::kChargeOrder) c.push_back(category_column(cat));
+    c.push_back("bubble_s");
+    c.insert(c.end(), kSettingColumns.begin(), kSettingColumns.end());
+    c.push_back("simulated_tasks");
+    return c;
+  }();
+  return columns;
+}
+
 Row summary_row(const RunResult& r) {
-  const auto& c = r.step.config;
-  bool ok = r.status == "ok";
+  bool ok = r.ok();
   auto val = [&](double v, int digits = 6) { return ok ? num(v, digits) : std::string(); };
-  Row row = {
-      {"devices", std::to_string(r.devices)},
+  std::map<std::string, std::string> values = {
+      {"devices", std::to_string(r.devices())},
       {"step_time_s", val(r.step_time())},
       {"tflops_per_device", val(r.tflops_per_device(), 5)},
       {"mfu", val(r.mfu(), 4)},
@@ -42,58 +84,57 @@ Row summary_row(const RunResult& r) {
       {"status", r.status},
       {"topology", r.topology_name},
       {"workload", r.workload_name},
+      {"workload_kind", r.workload_kind},
       {"device", r.device_name},
-      {"model_params_billion", num(workload::total_params(c.model) / 1e9, 5)},
-      {"tp", std::to_string(c.parallel.tp)},
-      {"pp", std::to_string(c.parallel.pp)},
-      {"dp", std::to_string(c.parallel.dp)},
-      {"schedule", c.parallel.pp > 1 ? workload::to_string(c.parallel.schedule) : "none"},
-      {"virtual_stages", std::to_string(c.parallel.virtual_stages)},
-      {"micro_batch", std::to_string(c.training.micro_batch)},
-      {"global_batch", std::to_string(c.training.global_batch)},
-      {"microbatches", std::to_string(r.step.microbatches)},
-      {"recompute", workload::to_string(c.training.recompute)},
-      {"sequence_parallel", c.parallel.sequence_parallel ? "true" : "false"},
-      {"zero", std::to_string(c.parallel.zero)},
-      {"precision", topology::to_string(c.training.precision)},
+      {"samples_per_s", val(r.samples_per_s())},
       {"hfu", val(r.hfu(), 4)},
-      {"samples_per_s", val(ok ? c.training.global_batch / r.step_time() : 0)},
-      {"compute_s", val(r.mean.compute)},
-      {"tp_exposed_s", val(r.mean.tp)},
-      {"pp_exposed_s", val(r.mean.pp)},
-      {"dp_exposed_s", val(r.mean.dp)},
-      {"optimizer_s", val(r.mean.optimizer)},
-      {"bubble_s", val(r.mean.bubble)},
       {"memory_capacity_GiB", num(r.device_memory_capacity / GiB, 4)},
-      {"simulated_tasks", std::to_string(r.step.graph.tasks.size())},
+      {"bubble_s", val(r.mean.idle)},
+      {"simulated_tasks", std::to_string(r.plan.graph.tasks.size())},
   };
+  for (Category c : workload::kChargeOrder) values[category_column(c)] = val(r.mean[c]);
+  for (const auto& [k, v] : r.plan.settings) {
+    if (std::find(kSettingColumns.begin(), kSettingColumns.end(), k) == kSettingColumns.end())
+      throw std::logic_error(
+          fmt::format("setting '{}' is not a summary column; add it to kSettingColumns", k));
+    values[k] = v;
+  }
+  Row row;
+  for (const auto& col : summary_columns()) row.emplace_back(col, values.count(col) ? values[col] : "");
   return row;
+}
+
+std::string csv_line(const Row& row, bool header) {
+  std::string out;
+  for (size_t i = 0; i < row.size(); ++i)
+    out += (i ? "," : "") + csv_escape(header ? row[i].first : row[i].second);
+  return out + "\n";
 }
 
 std::string csv(const std::vector<Row>& rows) {
   if (rows.empty()) return "";
-  std::string out;
-  for (size_t i = 0; i < rows[0].size(); ++i) out += (i ? "," : "") + csv_escape(rows[0][i].first);
-  out += "\n";
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + csv_escape(row[i].second);
-    out += "\n";
-  }
+  std::string out = csv_line(rows[0], true);
+  for (const auto& row : rows) out += csv_line(row, false);
   return out;
 }
 
 std::string breakdown_csv(const RunResult& r) {
-  std::string out =
-      "stage,compute_s,tp_exposed_s,pp_exposed_s,dp_exposed_s,optimizer_s,bubble_s,total_s,memory_GiB\n";
+  std::string out = "stage";
+  for (Category c : workload::kChargeOrder) out += "," + category_column(c);
+  out += ",bubble_s,total_s,memory_GiB\n";
+  auto line = [&](const std::string& name, const StageBreakdown& s, double mem) {
+    std::string l = name;
+    for (Category c : workload::kChargeOrder) l += "," + num(s[c]);
+    return l + fmt::format(",{},{},{}\n", num(s.idle), num(s.total()), num(mem / GiB, 4));
+  };
   for (const auto& s : r.stages) {
-    double mem =
-        static_cast<size_t>(s.stage) < r.step.memory.size() ? r.step.memory[s.stage].total() / GiB : 0;
-    out += fmt::format("{},{},{},{},{},{},{},{},{}\n", s.stage, num(s.compute), num(s.tp), num(s.pp),
-                       num(s.dp), num(s.optimizer), num(s.bubble), num(s.total()), num(mem, 4));
+    std::string name = static_cast<size_t>(s.stage) < r.plan.graph.lane_names.size()
+                           ? r.plan.graph.lane_names[s.stage]
+                           : std::to_string(s.stage);
+    double mem = static_cast<size_t>(s.stage) < r.plan.memory.size() ? r.plan.memory[s.stage].total() : 0;
+    out += line(name, s, mem);
   }
-  const auto& m = r.mean;
-  out += fmt::format("mean,{},{},{},{},{},{},{},{}\n", num(m.compute), num(m.tp), num(m.pp), num(m.dp),
-                     num(m.optimizer), num(m.bubble), num(m.total()), num(r.memory_per_device() / GiB, 4));
+  out += line("mean", r.mean, r.memory_per_device());
   return out;
 }
 
@@ -103,46 +144,47 @@ std::string result_json(const RunResult& r) {
   for (const auto& [k, v] : summary_row(r)) summary[k] = v;
   j["summary"] = summary;
   j["status_detail"] = r.status_detail;
+  j["description"] = r.plan.description;
   j["inputs"] = {{"topology_file", r.topology_file}, {"workload_file", r.workload_file}};
-  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-  for (size_t s = 0; s < r.step.memory.size(); ++s) {
-    const auto& m = r.step.memory[s];
-    nlohmann::ordered_json st = {{"stage", s},
-                                 {"memory_GiB",
-                                  {{"weights", m.weights / GiB},
-                                   {"gradients", m.gradients / GiB},
-                                   {"optimizer", m.optimizer / GiB},
-                                   {"activations", m.activations / GiB},
-                                   {"buffers", m.buffers / GiB},
-                                   {"framework", m.framework / GiB},
-                                   {"total", m.total() / GiB}}}};
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : r.plan.metrics) metrics[k] = v;
+  j["metrics"] = metrics;
+  nlohmann::ordered_json lanes = nlohmann::ordered_json::array();
+  for (size_t s = 0; s < r.plan.memory.size(); ++s) {
+    const auto& m = r.plan.memory[s];
+    nlohmann::ordered_json st = {
+        {"lane", s < r.plan.graph.lane_names.size() ? r.plan.graph.lane_names[s] : std::to_string(s)},
+        {"memory_GiB",
+         {{"weights", m.weights / GiB},
+          {"gradients", m.gradients / GiB},
+          {"optimizer", m.optimizer / GiB},
+          {"activations", m.activations / GiB},
+          {"buffers", m.buffers / GiB},
+          {"framework", m.framework / GiB},
+          {"total", m.total() / GiB}}}};
     if (s < r.stages.size()) {
-      const auto& b = r.stages[s];
-      st["time_s"] = {{"compute", b.compute}, {"tp_exposed", b.tp},       {"pp_exposed", b.pp},
-                      {"dp_exposed", b.dp},   {"optimizer", b.optimizer}, {"bubble", b.bubble}};
+      nlohmann::ordered_json time;
+      for (Category c : workload::kChargeOrder) time[workload::to_string(c)] = r.stages[s][c];
+      time["idle"] = r.stages[s].idle;
+      st["time_s"] = time;
     }
-    stages.push_back(st);
+    lanes.push_back(st);
   }
-  j["stages"] = stages;
-  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
-  auto add_ops = [&](const char* pass, const workload::PassCost& cost) {
-    for (const auto& op : cost.ops)
-      ops.push_back({{"pass", pass},
-                     {"op", op.name},
-                     {"seconds", op.seconds},
-                     {"flops", op.flops},
-                     {"bytes", op.bytes}});
-  };
-  add_ops("forward", r.step.layer.forward);
-  add_ops("recompute", r.step.layer.recompute);
-  add_ops("backward", r.step.layer.backward);
-  j["layer_ops_per_microbatch"] = ops;
-  j["notes"] = r.step.notes;
+  j["lanes"] = lanes;
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (const auto& k : r.plan.kernels)
+    kernels.push_back({{"group", k.group},
+                       {"kernel", k.name},
+                       {"seconds", k.seconds},
+                       {"flops", k.flops},
+                       {"bytes", k.bytes}});
+  j["kernels"] = kernels;
+  j["notes"] = r.plan.notes;
   j["search"] = r.search_log;
   j["engine"] = {{"simgrid_parallel_tasks", r.replay.simgrid_activities},
                  {"hosts", r.replay.hosts},
                  {"links", r.replay.links},
-                 {"tasks", r.step.graph.tasks.size()}};
+                 {"tasks", r.plan.graph.tasks.size()}};
   return j.dump(2) + "\n";
 }
 
@@ -161,7 +203,7 @@ void atomic_write(const std::string& path, const std::string& content) {
 void write_run_outputs(const RunResult& r, const std::string& dir) {
   std::filesystem::create_directories(dir);
   atomic_write(dir + "/summary.csv", csv({summary_row(r)}));
-  if (r.status == "ok") atomic_write(dir + "/breakdown.csv", breakdown_csv(r));
+  if (r.ok()) atomic_write(dir + "/breakdown.csv", breakdown_csv(r));
   atomic_write(dir + "/result.json", result_json(r));
 }
 

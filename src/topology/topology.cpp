@@ -10,16 +10,11 @@ namespace podsim::topology {
 
 const char* to_string(Precision p) {
   switch (p) {
-    case Precision::fp32:
-      return "fp32";
-    case Precision::tf32:
-      return "tf32";
-    case Precision::fp16:
-      return "fp16";
-    case Precision::bf16:
-      return "bf16";
-    case Precision::fp8:
-      return "fp8";
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+    case Precision::fp8: return "fp8";
   }
   return "?";
 }
@@ -40,20 +35,13 @@ double DeviceSpec::peak(Precision p) const {
 
 const char* to_string(LinkClass c) {
   switch (c) {
-    case LinkClass::nvlink:
-      return "nvlink";
-    case LinkClass::pcie:
-      return "pcie";
-    case LinkClass::infiniband:
-      return "infiniband";
-    case LinkClass::ethernet:
-      return "ethernet";
-    case LinkClass::ici:
-      return "ici";
-    case LinkClass::wafer_mesh:
-      return "wafer_mesh";
-    case LinkClass::fabric:
-      return "fabric";
+    case LinkClass::nvlink: return "nvlink";
+    case LinkClass::pcie: return "pcie";
+    case LinkClass::infiniband: return "infiniband";
+    case LinkClass::ethernet: return "ethernet";
+    case LinkClass::ici: return "ici";
+    case LinkClass::wafer_mesh: return "wafer_mesh";
+    case LinkClass::fabric: return "fabric";
   }
   return "?";
 }

@@ -54,15 +54,11 @@ Shapes shapes(const WorkloadConfig& w, int micro_batch) {
   double microbatches =
       static_cast<double>(w.training.global_batch) / (static_cast<double>(w.parallel.dp) * micro_batch);
   switch (w.training.grad_accumulation) {
-    case GradAccumulation::fp32:
-      x.accumulate_bytes_per_param = x.eb + 8;
-      break;
+    case GradAccumulation::fp32: x.accumulate_bytes_per_param = x.eb + 8; break;
     case GradAccumulation::same:
       x.accumulate_bytes_per_param = 3 * x.eb * (microbatches - 1) / microbatches;
       break;
-    case GradAccumulation::fused:
-      x.accumulate_bytes_per_param = 0;
-      break;
+    case GradAccumulation::fused: x.accumulate_bytes_per_param = 0; break;
   }
   return x;
 }
@@ -145,13 +141,10 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
 double element_bytes(topology::Precision p) {
   switch (p) {
     case topology::Precision::fp32:
-    case topology::Precision::tf32:
-      return 4;
+    case topology::Precision::tf32: return 4;
     case topology::Precision::fp16:
-    case topology::Precision::bf16:
-      return 2;
-    case topology::Precision::fp8:
-      return 1;
+    case topology::Precision::bf16: return 2;
+    case topology::Precision::fp8: return 1;
   }
   return 2;
 }

@@ -15,6 +15,7 @@
 #include "podsim/workload/pipeline_assembly.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer_math.hpp"
+#include "podsim/workload/workload_loader.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -40,39 +41,50 @@ class Builder {
     if (rail_ranks_.empty()) rail_ranks_ = {0};
   }
 
-  TrainingStep build() {
-    TrainingStep step;
-    step.config = w_;
-    step.config.training.micro_batch = mb_;
-    step.config.training.micro_batch_auto = false;
-    step.config.parallel.virtual_stages = v_;
-    step.config.parallel.virtual_stages_auto = false;
-    step.layout = layout_;
-    step.microbatches = m_;
-    step.tokens_per_step = static_cast<double>(w_.training.global_batch) * w_.model.seq_len;
-
+  // Costs, memory and settings: everything but the task graph.
+  StepPlan describe() {
+    StepPlan plan;
+    plan.workload_kind = "transformer_lm";
+    plan.devices = layout_.devices();
+    plan.tokens_per_step = static_cast<double>(w_.training.global_batch) * w_.model.seq_len;
+    plan.samples_per_step = static_cast<double>(w_.training.global_batch);
     calibration::DeviceRates rates;
     rates.peak_flops = topo_.device.peak(w_.training.precision);
     rates.hbm_bandwidth = topo_.device.hbm_bandwidth;
     rates.sm_count = topo_.device.sm_count;
     rates.element_bytes = element_bytes(w_.training.precision);
     cm_.emplace(topo_.device_profile, rates);
-    step.peak_flops = rates.peak_flops;
-    step.layer = layer_costs(w_, mb_, *cm_);
-    step.head = head_costs(w_, mb_, *cm_);
-    layer_ = &step.layer;
-    head_ = &step.head;
-
+    plan.peak_flops = rates.peak_flops;
+    layer_ = layer_costs(w_, mb_, *cm_);
+    head_ = head_costs(w_, mb_, *cm_);
     programs_ = build_schedule(p_ == 1 ? Schedule::none : w_.parallel.schedule, p_, m_, v_);
-    step.memory = stage_memory(w_, mb_, v_, peak_in_flight(programs_), topo_.device_profile);
-    check_memory(step.memory);
-
-    step.hardware_flops =
+    plan.memory = stage_memory(w_, mb_, v_, peak_in_flight(programs_), topo_.device_profile);
+    plan.hardware_flops =
         hardware_flops(w_.model, static_cast<double>(w_.training.global_batch), w_.training.recompute);
-    step.model_flops = model_flops(w_.model, static_cast<double>(w_.training.global_batch));
-    step.notes = notes();
+    plan.model_flops = model_flops(w_.model, static_cast<double>(w_.training.global_batch));
+    plan.settings = settings();
+    plan.description = description();
+    plan.notes = notes();
+    auto kernels = [&](const char* group, const PassCost& pass) {
+      for (const auto& op : pass.ops)
+        plan.kernels.push_back({group, op.name, op.seconds, op.flops, op.bytes});
+    };
+    kernels("layer forward", layer_.forward);
+    kernels("layer recompute", layer_.recompute);
+    kernels("layer backward", layer_.backward);
+    kernels("embedding forward", head_.embedding_forward);
+    kernels("embedding backward", head_.embedding_backward);
+    kernels("output layer forward", head_.output_forward);
+    kernels("output layer backward", head_.output_backward);
+    for (int s = 0; s < p_; ++s) plan.graph.lane_names.push_back(fmt::format("stage {}", s));
+    return plan;
+  }
 
+  StepPlan build() {
+    StepPlan plan = describe();
+    check_memory(plan.memory);
     g_.stages = p_;
+    g_.lane_names = plan.graph.lane_names;
     for (int s = 0; s < p_; ++s) {
       int rep = layout_.device(0, 0, s);
       g_.stage_devices.push_back(rep);
@@ -81,28 +93,63 @@ class Builder {
     }
     build_pipeline();
     build_gradient_sync_and_optimizer();
-    step.graph = std::move(g_);
-    return step;
+    plan.graph = std::move(g_);
+    return plan;
   }
 
  private:
   // ---- helpers -------------------------------------------------------------------------------------
 
   void check_memory(const std::vector<MemoryBreakdown>& memory) {
+    constexpr double GiB = 1073741824.0;
     for (size_t s = 0; s < memory.size(); ++s) {
-      double need = memory[s].total();
-      if (need > topo_.device.hbm_bytes)
-        throw InfeasibleConfig(
-            "out_of_memory",
-            fmt::format(
-                "stage {} needs {:.1f} GiB per device (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
-                "activations {:.1f}, buffers {:.1f}, framework {:.1f}) but a {} has {:.0f} GiB; try more "
-                "pipeline or tensor parallelism, recompute: full, a smaller micro_batch or zero: 1",
-                s, need / 1073741824.0, memory[s].weights / 1073741824.0, memory[s].gradients / 1073741824.0,
-                memory[s].optimizer / 1073741824.0, memory[s].activations / 1073741824.0,
-                memory[s].buffers / 1073741824.0, memory[s].framework / 1073741824.0, topo_.device.name,
-                topo_.device.hbm_bytes / 1073741824.0));
+      const MemoryBreakdown& m = memory[s];
+      if (m.total() <= topo_.device.hbm_bytes) continue;
+      // Suggest only what is not already in use.
+      std::vector<std::string> ideas = {"more pipeline or tensor parallelism"};
+      if (w_.training.recompute != Recompute::full) ideas.push_back("training.recompute: full");
+      if (mb_ > 1) ideas.push_back("a smaller training.micro_batch");
+      if (w_.parallel.zero < 1 && layout_.dp > 1) ideas.push_back("parallel.zero: 1");
+      if (!w_.parallel.sequence_parallel && layout_.tp > 1) ideas.push_back("parallel.sequence_parallel: true");
+      std::string hint;
+      for (size_t i = 0; i < ideas.size(); ++i) hint += (i == 0 ? "" : i + 1 == ideas.size() ? " or " : ", ") + ideas[i];
+      throw InfeasibleConfig(
+          "out_of_memory",
+          fmt::format("stage {} needs {:.1f} GiB per device (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
+                      "activations {:.1f}, buffers {:.1f}, framework {:.1f}) but a {} has {:.0f} GiB; try {}",
+                      s, m.total() / GiB, m.weights / GiB, m.gradients / GiB, m.optimizer / GiB, m.activations / GiB,
+                      m.buffers / GiB, m.framework / GiB, topo_.device.name, topo_.device.hbm_bytes / GiB, hint));
     }
+  }
+
+  std::vector<std::pair<std::string, std::string>> settings() const {
+    const auto& c = w_;
+    return {{"model_params_billion", fmt::format("{:.5g}", total_params(c.model) / 1e9)},
+            {"tp", std::to_string(layout_.tp)},
+            {"pp", std::to_string(layout_.pp)},
+            {"dp", std::to_string(layout_.dp)},
+            {"schedule", p_ > 1 ? to_string(c.parallel.schedule) : "none"},
+            {"virtual_stages", std::to_string(v_)},
+            {"micro_batch", std::to_string(mb_)},
+            {"global_batch", std::to_string(c.training.global_batch)},
+            {"microbatches", std::to_string(m_)},
+            {"recompute", to_string(c.training.recompute)},
+            {"sequence_parallel", c.parallel.sequence_parallel ? "true" : "false"},
+            {"zero", std::to_string(c.parallel.zero)},
+            {"precision", topology::to_string(c.training.precision)}};
+  }
+
+  std::string description() const {
+    std::string schedule = p_ == 1 ? "no pipeline"
+                           : w_.parallel.schedule == Schedule::interleaved && v_ > 1
+                               ? fmt::format("interleaved 1F1B, {} virtual stages", v_)
+                           : w_.parallel.schedule == Schedule::gpipe ? "GPipe"
+                                                                     : "1F1B";
+    return fmt::format("tp {} x pp {} x dp {}, {}, micro-batch {} ({} per step), recompute {}{}{}",
+                       layout_.tp, layout_.pp, layout_.dp, schedule, mb_, m_,
+                       to_string(w_.training.recompute),
+                       w_.parallel.sequence_parallel ? ", sequence parallel" : "",
+                       w_.parallel.zero ? fmt::format(", ZeRO-{}", w_.parallel.zero) : "");
   }
 
   std::vector<std::string> notes() const {
@@ -161,19 +208,18 @@ class Builder {
     ChunkWork work;
     std::vector<TpCollective> per_layer, extra;
     if (pass == Pass::forward) {
-      work.seconds = L * layer_->forward.seconds;
-      per_layer = layer_->forward.tp;
+      work.seconds = L * layer_.forward.seconds;
+      per_layer = layer_.forward.tp;
       if (has_embedding)
-        work.seconds += head_->embedding_forward.seconds, append(extra, head_->embedding_forward.tp);
-      if (has_output) work.seconds += head_->output_forward.seconds, append(extra, head_->output_forward.tp);
+        work.seconds += head_.embedding_forward.seconds, append(extra, head_.embedding_forward.tp);
+      if (has_output) work.seconds += head_.output_forward.seconds, append(extra, head_.output_forward.tp);
     } else {
-      work.seconds = L * (layer_->recompute.seconds + layer_->backward.seconds);
-      per_layer = layer_->recompute.tp;
-      append(per_layer, layer_->backward.tp);
-      if (has_output)
-        work.seconds += head_->output_backward.seconds, append(extra, head_->output_backward.tp);
+      work.seconds = L * (layer_.recompute.seconds + layer_.backward.seconds);
+      per_layer = layer_.recompute.tp;
+      append(per_layer, layer_.backward.tp);
+      if (has_output) work.seconds += head_.output_backward.seconds, append(extra, head_.output_backward.tp);
       if (has_embedding)
-        work.seconds += head_->embedding_backward.seconds, append(extra, head_->embedding_backward.tp);
+        work.seconds += head_.embedding_backward.seconds, append(extra, head_.embedding_backward.tp);
     }
     work.plan = tp_plan(stage, per_layer, L, extra);
     chunk_cache_[key] = work;
@@ -388,8 +434,8 @@ class Builder {
   ParallelLayout layout_;
   std::vector<int> rail_ranks_;
   std::optional<calibration::ComputeModel> cm_;
-  const LayerCosts* layer_ = nullptr;
-  const HeadCosts* head_ = nullptr;
+  LayerCosts layer_;
+  HeadCosts head_;
   std::vector<StageProgram> programs_;
   TaskGraph g_;
   std::vector<int> compute_stream_, dp_stream_, flush_done_;
@@ -400,9 +446,57 @@ class Builder {
 
 }  // namespace
 
-TrainingStep build_megatron_step(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
-                                 int virtual_stages) {
+StepPlan build_megatron_step(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
+                             int virtual_stages) {
   return Builder(topo, w, micro_batch, virtual_stages).build();
+}
+
+StepPlan describe_megatron_step(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
+                                int virtual_stages) {
+  return Builder(topo, w, micro_batch, virtual_stages).describe();
+}
+
+namespace {
+
+class MegatronModel final : public WorkloadModel {
+ public:
+  MegatronModel(WorkloadConfig w, const topology::Topology& topo)
+      : w_(std::move(w)), topo_(topo), settings_(candidate_settings(w_)) {
+    if (settings_.empty())
+      throw InputError(
+          fmt::format("{}: no micro_batch / virtual_stages setting satisfies the divisibility rules of this "
+                      "workload; set them explicitly to see which rule fails",
+                      w_.file));
+  }
+  std::string name() const override { return w_.name; }
+  std::string kind() const override { return "transformer_lm"; }
+  int devices() const override { return w_.parallel.tp * w_.parallel.pp * w_.parallel.dp; }
+  std::vector<std::string> candidates() const override {
+    std::vector<std::string> out;
+    for (auto [mb, v] : settings_) out.push_back(fmt::format("micro_batch={} virtual_stages={}", mb, v));
+    return out;
+  }
+  StepPlan build(size_t i) const override {
+    return build_megatron_step(topo_, w_, settings_.at(i).first, settings_.at(i).second);
+  }
+  StepPlan describe_infeasible(size_t i) const override {
+    return describe_megatron_step(topo_, w_, settings_.at(i).first, settings_.at(i).second);
+  }
+
+ private:
+  WorkloadConfig w_;
+  const topology::Topology& topo_;
+  std::vector<std::pair<int, int>> settings_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkloadModel> make_megatron_model(const ConfigNode& root, const std::string& file,
+                                                   const topology::Topology& topo) {
+  WorkloadConfig w = read_transformer_workload(root, topo.device_count(), topo.devices_per_node);
+  w.kind = "transformer_lm";
+  w.file = file;
+  return std::make_unique<MegatronModel>(std::move(w), topo);
 }
 
 }  // namespace podsim::workload

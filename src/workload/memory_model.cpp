@@ -27,13 +27,10 @@ double layer_activation_bytes(const WorkloadConfig& w, int micro_batch, Recomput
   bool sp = w.parallel.sequence_parallel;
   double sbh = s * b * h;
   switch (recompute) {
-    case Recompute::full:
-      return (sp ? 2 * sbh / t : 2 * sbh) * scale;
-    case Recompute::selective:
-      return (sp ? 34 * sbh / t : sbh * (10 + 24 / t)) * scale;
+    case Recompute::full: return (sp ? 2 * sbh / t : 2 * sbh) * scale;
+    case Recompute::selective: return (sp ? 34 * sbh / t : sbh * (10 + 24 / t)) * scale;
     case Recompute::none:
-    default:
-      return (sp ? sbh / t * (34 + 5 * a * s / h) : sbh * (10 + 24 / t + 5 * a * s / (h * t))) * scale;
+    default: return (sp ? sbh / t * (34 + 5 * a * s / h) : sbh * (10 + 24 / t + 5 * a * s / (h * t))) * scale;
   }
 }
 

@@ -154,9 +154,7 @@ std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int micr
   }
   for (int r = 0; r < stages; ++r) {
     switch (schedule) {
-      case Schedule::gpipe:
-        programs.push_back(gpipe(r, stages, microbatches));
-        break;
+      case Schedule::gpipe: programs.push_back(gpipe(r, stages, microbatches)); break;
       case Schedule::interleaved:
         if (chunks == 1) {  // Megatron runs the plain 1F1B schedule without virtual stages
           programs.push_back(one_f_one_b(r, stages, microbatches));
@@ -166,9 +164,7 @@ std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int micr
           throw std::invalid_argument("interleaved schedule needs microbatches % stages == 0");
         programs.push_back(interleaved(r, stages, microbatches, chunks));
         break;
-      default:
-        programs.push_back(one_f_one_b(r, stages, microbatches));
-        break;
+      default: programs.push_back(one_f_one_b(r, stages, microbatches)); break;
     }
   }
   return programs;

@@ -6,18 +6,29 @@ namespace podsim::workload {
 
 const char* to_string(Category c) {
   switch (c) {
-    case Category::compute:
-      return "compute";
-    case Category::tp:
-      return "tp";
-    case Category::pp:
-      return "pp";
-    case Category::dp:
-      return "dp";
-    case Category::optimizer:
-      return "optimizer";
-    default:
-      return "?";
+    case Category::compute: return "compute";
+    case Category::tp: return "tp";
+    case Category::ep: return "ep";
+    case Category::pp: return "pp";
+    case Category::dp: return "dp";
+    case Category::stream: return "stream";
+    case Category::storage: return "storage";
+    case Category::optimizer: return "optimizer";
+    default: return "?";
+  }
+}
+
+const char* description(Category c) {
+  switch (c) {
+    case Category::compute: return "compute";
+    case Category::tp: return "exposed tensor-parallel comm";
+    case Category::ep: return "exposed expert all-to-all";
+    case Category::pp: return "exposed pipeline comm";
+    case Category::dp: return "exposed data-parallel comm";
+    case Category::stream: return "exposed parameter streaming";
+    case Category::storage: return "exposed host/SSD tiers";
+    case Category::optimizer: return "optimizer step";
+    default: return "?";
   }
 }
 

@@ -22,13 +22,10 @@ std::string divisors_up_to(long long n, long long limit) {
 double precision_bytes(topology::Precision p) {
   switch (p) {
     case topology::Precision::fp32:
-    case topology::Precision::tf32:
-      return 4;
+    case topology::Precision::tf32: return 4;
     case topology::Precision::fp16:
-    case topology::Precision::bf16:
-      return 2;
-    case topology::Precision::fp8:
-      return 1;
+    case topology::Precision::bf16: return 2;
+    case topology::Precision::fp8: return 1;
   }
   return 2;
 }
@@ -37,38 +34,28 @@ double precision_bytes(topology::Precision p) {
 
 const char* to_string(Schedule s) {
   switch (s) {
-    case Schedule::none:
-      return "none";
-    case Schedule::gpipe:
-      return "gpipe";
-    case Schedule::one_f_one_b:
-      return "1f1b";
-    case Schedule::interleaved:
-      return "interleaved";
+    case Schedule::none: return "none";
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::interleaved: return "interleaved";
   }
   return "?";
 }
 
 const char* to_string(GradAccumulation g) {
   switch (g) {
-    case GradAccumulation::fp32:
-      return "fp32";
-    case GradAccumulation::same:
-      return "same";
-    case GradAccumulation::fused:
-      return "fused";
+    case GradAccumulation::fp32: return "fp32";
+    case GradAccumulation::same: return "same";
+    case GradAccumulation::fused: return "fused";
   }
   return "?";
 }
 
 const char* to_string(Recompute r) {
   switch (r) {
-    case Recompute::none:
-      return "none";
-    case Recompute::selective:
-      return "selective";
-    case Recompute::full:
-      return "full";
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
   }
   return "?";
 }

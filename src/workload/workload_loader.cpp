@@ -12,9 +12,9 @@ WorkloadConfig load_workload(const std::string& path, const Overrides& overrides
   ConfigNode root = ConfigNode::load_file(path);
   for (const auto& [key, value] : overrides)
     root.apply_override(key, value, fmt::format("--set workload.{}={}", key, value));
-  std::string kind = root.choice("kind", {"transformer_lm"});
+  root.choice("kind", {"transformer_lm"});
   WorkloadConfig w = read_transformer_workload(root, topo.device_count(), topo.devices_per_node);
-  w.kind = kind;
+  w.kind = "transformer_lm";
   w.file = path;
   root.reject_unknown_keys();
   return w;

@@ -1,4 +1,5 @@
-// One simulated training step from files and overrides: load, pick `auto` settings, build, replay, account.
+// One simulated training step from files and overrides: load, expand `auto` settings, build each
+// candidate, replay it, keep the fastest that fits, account where its time went.
 #pragma once
 
 #include <functional>
@@ -8,7 +9,7 @@
 
 #include "podsim/report/run_result.hpp"
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/workload_config.hpp"
+#include "podsim/workload/workload_model.hpp"
 
 namespace podsim::cli {
 
@@ -26,7 +27,7 @@ void split_sets(const std::vector<std::string>& sets,
                 std::vector<std::pair<std::string, std::string>>& workload);
 
 report::RunResult simulate(const RunRequest& request, const Progress& progress = {});
-report::RunResult simulate(const topology::Topology& topo, const workload::WorkloadConfig& w,
+report::RunResult simulate(const topology::Topology& topo, const workload::WorkloadModel& model,
                            const Progress& progress = {});
 
 }  // namespace podsim::cli

@@ -12,11 +12,18 @@ namespace podsim::report {
 
 using Row = std::vector<std::pair<std::string, std::string>>;  // ordered (column, value)
 
-// One row of summary.csv; column names carry units. The first columns are the CLI contract: devices,
-// step_time_s, tflops_per_device, mfu, memory_per_device_GiB, tokens_per_s.
+// Every column summary.csv (and a sweep's results.csv) can have, in order: the CLI contract first
+// (devices, step_time_s, tflops_per_device, mfu, memory_per_device_GiB, tokens_per_s), then status and
+// names, the time breakdown, and the settings of every workload kind. The set is fixed so that rows of
+// different workloads line up in one table; a row leaves the settings its kind does not have empty.
+const std::vector<std::string>& summary_columns();
+
+// One row of summary.csv with all summary_columns(). Throws std::logic_error when a plan reports a
+// setting that is not a known column (add it to the list in writers.cpp).
 Row summary_row(const RunResult& r);
 
 std::string csv(const std::vector<Row>& rows);
+std::string csv_line(const Row& row, bool header);
 std::string breakdown_csv(const RunResult& r);
 std::string result_json(const RunResult& r);
 

@@ -13,6 +13,7 @@
 //   latencies (the same time on an idle NVSwitch).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,29 +21,25 @@
 #include "podsim/workload/layer_ops.hpp"
 #include "podsim/workload/memory_model.hpp"
 #include "podsim/workload/parallel_layout.hpp"
+#include "podsim/workload/step_plan.hpp"
 #include "podsim/workload/task_graph.hpp"
 #include "podsim/workload/workload_config.hpp"
+#include "podsim/workload/workload_model.hpp"
 
 namespace podsim::workload {
 
-struct TrainingStep {
-  WorkloadConfig config;  // micro_batch and virtual_stages resolved
-  ParallelLayout layout;
-  int microbatches = 0;  // per pipeline per step
-  double tokens_per_step = 0;
-  LayerCosts layer;
-  HeadCosts head;
-  std::vector<MemoryBreakdown> memory;  // per pipeline stage
-  double hardware_flops = 0;            // executed per step by the whole job (with recomputation)
-  double model_flops = 0;               // per step without recomputation
-  double peak_flops = 0;                // per device, for the precision in use
-  std::vector<std::string> notes;       // modelling choices the user should know about
-  TaskGraph graph;
-};
-
 // Builds the step for a concrete micro-batch size and number of virtual stages. Throws
 // InfeasibleConfig("out_of_memory", ...) when a stage does not fit in device memory.
-TrainingStep build_megatron_step(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
-                                 int virtual_stages);
+StepPlan build_megatron_step(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
+                             int virtual_stages);
+
+// The settings and memory of that step without building its graph (for configurations that do not fit).
+StepPlan describe_megatron_step(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
+                                int virtual_stages);
+
+// The Megatron GPT workload (kind: transformer_lm) as a WorkloadModel: candidates are the
+// (micro_batch, virtual_stages) settings `auto` expands to.
+std::unique_ptr<WorkloadModel> make_megatron_model(const ConfigNode& root, const std::string& file,
+                                                   const topology::Topology& topo);
 
 }  // namespace podsim::workload

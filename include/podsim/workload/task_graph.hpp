@@ -12,9 +12,25 @@
 
 namespace podsim::workload {
 
-// Where time goes; the order is the priority used when a stage does several things at once.
-enum class Category : std::uint8_t { compute, tp, pp, dp, optimizer, count };
-const char* to_string(Category c);
+// Where time goes. When a lane does several things at once the time is charged to the first in
+// `kChargeOrder`; time with nothing to do is idle (the pipeline bubble).
+enum class Category : std::uint8_t {
+  compute,    // kernels on the device
+  tp,         // tensor-parallel collectives
+  ep,         // expert-parallel all-to-all (mixture of experts)
+  pp,         // pipeline point-to-point transfers
+  dp,         // data-parallel gradient reduction and parameter gathers
+  stream,     // parameter / embedding streaming (weight streaming, parameter-server pulls and pushes)
+  storage,    // host memory and SSD tiers
+  optimizer,  // the optimizer step
+  count
+};
+constexpr int kCategories = static_cast<int>(Category::count);
+constexpr Category kChargeOrder[kCategories] = {Category::compute,   Category::tp, Category::ep,
+                                                Category::optimizer, Category::pp, Category::stream,
+                                                Category::storage,   Category::dp};
+const char* to_string(Category c);    // "compute", "tp", ...
+const char* description(Category c);  // "exposed tensor-parallel comm", ...
 
 struct Stream {
   std::string name;  // "stage 3 compute", "stage 3 dp"
@@ -44,8 +60,10 @@ struct TaskGraph {
   std::vector<Stream> streams;
   std::vector<Task> tasks;
   std::vector<network::CommPlan> plans;
-  int stages = 0;
-  std::vector<int> stage_devices;  // representative device of each stage
+  int stages = 0;                       // lanes whose time is accounted (pipeline stages, device classes)
+  std::vector<int> stage_devices;       // representative device of each lane
+  std::vector<std::string> lane_names;  // "stage 0", ... (optional)
+  std::string lane_kind = "pipeline stage";  // what a lane is, for reports ("pipeline stage", "CS-2 system")
 
   int add_stream(std::string name, int stage, int device, bool device_busy = true);
   // Appends a task; a task on a stream also depends on the stream's previous task, so streams run in order.

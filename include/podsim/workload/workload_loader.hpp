@@ -12,6 +12,8 @@ namespace podsim::workload {
 
 using Overrides = std::vector<std::pair<std::string, std::string>>;
 
+// The transformer_lm configuration of a workload file (for tools and tests; `podsim run` goes through
+// load_workload_model in workload_model.hpp, which handles every kind).
 WorkloadConfig load_workload(const std::string& path, const Overrides& overrides,
                              const topology::Topology& topo);
 

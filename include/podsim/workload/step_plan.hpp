@@ -1,0 +1,41 @@
+// One training step ready to replay, with everything the reports need, whatever the workload kind
+// (Megatron GPT, mixture of experts, weight streaming, parameter server...).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "podsim/workload/memory_model.hpp"
+#include "podsim/workload/task_graph.hpp"
+
+namespace podsim::workload {
+
+// The cost of one kernel, for result.json's per-kernel detail.
+struct KernelCost {
+  std::string group;  // "forward", "backward", "expert FFN", ...
+  std::string name;
+  double seconds = 0, flops = 0, bytes = 0;
+};
+
+struct StepPlan {
+  std::string workload_kind;
+  TaskGraph graph;
+  int devices = 0;                      // devices the job occupies
+  std::vector<MemoryBreakdown> memory;  // per lane of the graph (pipeline stage, device class), bytes
+  double hardware_flops = 0;            // executed per step by the whole job (with recomputation)
+  double model_flops = 0;               // per step without recomputation
+  double peak_flops = 0;                // per device, for the precision in use
+  double tokens_per_step = 0;
+  double samples_per_step = 0;  // sequences or examples
+  // Settings of this step, written to summary.csv (known column names, see report/writers.cpp) and shown
+  // in the human summary: ("tp", "8"), ("schedule", "interleaved"), ...
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::string description;          // one line for the human summary
+  std::vector<KernelCost> kernels;  // per-kernel detail
+  std::vector<std::string> notes;   // modelling choices and what is not modelled
+  // Workload-specific figures for the human summary and result.json, e.g. ("all_to_all_share", 0.3).
+  std::vector<std::pair<std::string, double>> metrics;
+};
+
+}  // namespace podsim::workload

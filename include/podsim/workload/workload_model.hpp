@@ -1,0 +1,44 @@
+// A workload bound to a topology: the settings worth simulating (what `auto` expands to) and, for each,
+// the step plan to replay. Each workload kind (`kind:` in the YAML) has one implementation; podsim's
+// driver (cli/simulation.cpp) simulates every candidate and reports the fastest that fits.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "podsim/topology/topology.hpp"
+#include "podsim/workload/step_plan.hpp"
+
+namespace podsim {
+class ConfigNode;
+}
+
+namespace podsim::workload {
+
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+
+class WorkloadModel {
+ public:
+  virtual ~WorkloadModel() = default;
+  virtual std::string name() const = 0;
+  virtual std::string kind() const = 0;
+  virtual int devices() const = 0;
+  // At least one; labels read like "micro_batch=2 virtual_stages=4".
+  virtual std::vector<std::string> candidates() const = 0;
+  // Throws InfeasibleConfig when the candidate cannot run (e.g. status "out_of_memory").
+  virtual StepPlan build(size_t candidate) const = 0;
+  // What an infeasible candidate would need, for the report: memory per lane and its settings.
+  virtual StepPlan describe_infeasible(size_t candidate) const = 0;
+};
+
+// Reads the workload file, applies `--set workload.*` overrides, and builds the model for `kind:`.
+std::unique_ptr<WorkloadModel> load_workload_model(const std::string& path, const Overrides& overrides,
+                                                   const topology::Topology& topo);
+
+// Workload kinds register a factory here (workload_model.cpp's table).
+using WorkloadFactory = std::unique_ptr<WorkloadModel> (*)(const ConfigNode& root, const std::string& file,
+                                                           const topology::Topology& topo);
+
+}  // namespace podsim::workload

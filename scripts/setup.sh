@@ -16,11 +16,21 @@ packages=(
 )
 packages+=("$@")  # callers may ask for extra packages (e.g. the browser the report test needs)
 
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)  # Chart.js for the HTML reports (below)
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
+install_js() {  # the JavaScript the HTML reports embed, pinned by reports/assets/package-lock.json
+  local assets; assets="$(dirname "$0")/../reports/assets"
+  if [ ! -f "$assets/node_modules/chart.js/dist/chart.umd.min.js" ]; then
+    echo "setup: npm ci in reports/assets" >&2
+    npm ci --prefix "$assets" --no-audit --no-fund --loglevel=error >&2
+  fi
+}
 if ((${#missing[@]} == 0)); then
+  install_js
   exit 0
 fi
 
@@ -32,3 +42,4 @@ if ! $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
+install_js

@@ -66,7 +66,9 @@ TEST(Memory, ConfigThatDoesNotFitIsReportedNotSimulated) {
                        {"parallel.virtual_stages", "1"}});
   EXPECT_THROW(build_megatron_step(topo, w, 1, 1), InfeasibleConfig);
   auto model = load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
-                                   {{"parallel.tp", "1"}, {"parallel.pp", "8"}, {"parallel.schedule", "1f1b"},
+                                   {{"parallel.tp", "1"},
+                                    {"parallel.pp", "8"},
+                                    {"parallel.schedule", "1f1b"},
                                     {"parallel.virtual_stages", "1"}},
                                    topo);
   auto r = cli::simulate(topo, *model);

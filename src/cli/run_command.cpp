@@ -8,7 +8,10 @@
 
 #include "podsim/cli/commands.hpp"
 #include "podsim/cli/simulation.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/report/html.hpp"
 #include "podsim/report/summary_text.hpp"
+#include "podsim/report/trace.hpp"
 #include "podsim/report/writers.hpp"
 
 namespace podsim::cli {
@@ -27,7 +30,7 @@ std::string find_project_file(const std::string& relative) {
 void add_run_command(CLI::App& app) {
   struct Options {
     RunRequest request;
-    std::string out;
+    std::string out, trace;
     bool quiet = false;
   };
   auto opt = std::make_shared<Options>();
@@ -40,6 +43,9 @@ void add_run_command(CLI::App& app) {
                   "Override any YAML key by its dotted path, prefixed topology. or workload.\n"
                   "e.g. --set workload.parallel.pp=16 --set topology.nodes=128 (repeatable)");
   run->add_option("--out,-o", opt->out, "Directory for summary.csv, breakdown.csv and result.json");
+  run->add_option("--trace", opt->trace,
+                  "Write the simulated timeline of the step to this file in Chrome/Perfetto trace format\n"
+                  "(open in ui.perfetto.dev or chrome://tracing; large runs give large files)");
   run->add_flag("--quiet,-q", opt->quiet, "Print nothing but errors");
   run->footer(
       "Prints step time, TFLOP/s per device, MFU, memory per device and where the time went\n"
@@ -57,7 +63,17 @@ void add_run_command(CLI::App& app) {
     report::RunResult r = simulate(opt->request, progress);
     if (tty) std::fprintf(stderr, "\r\033[K");
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!opt->out.empty()) report::write_run_outputs(r, opt->out);
+    if (!opt->out.empty()) {
+      report::write_run_outputs(r, opt->out);
+      report::atomic_write(opt->out + "/report.html", report::run_report_html(r));
+    }
+    if (!opt->trace.empty()) {
+      if (!r.ok())
+        throw InputError(fmt::format("--trace: nothing to trace, the run's status is {}", r.status));
+      auto parent = std::filesystem::path(opt->trace).parent_path();
+      if (!parent.empty()) std::filesystem::create_directories(parent);
+      report::atomic_write(opt->trace, report::chrome_trace(r));
+    }
     if (opt->quiet) return;
     std::fputs(report::human_summary(r).c_str(), stdout);
     if (!r.search_log.empty())
@@ -66,7 +82,9 @@ void add_run_command(CLI::App& app) {
     std::printf("  simulated    %zu tasks, %lld network phases in %.2f s of wall time\n",
                 r.plan.graph.tasks.size(), r.replay.simgrid_activities, wall);
     if (!opt->out.empty())
-      std::printf("  wrote        %s/summary.csv, breakdown.csv, result.json\n", opt->out.c_str());
+      std::printf("  wrote        %s/summary.csv, breakdown.csv, result.json, report.html\n",
+                  opt->out.c_str());
+    if (!opt->trace.empty()) std::printf("  trace        %s\n", opt->trace.c_str());
   });
 }
 

@@ -152,6 +152,12 @@ ConfigNode ConfigNode::child(std::string_view key) const {
   return ConfigNode(value, source_, key_path(key));
 }
 
+ConfigNode ConfigNode::at(std::string_view key) const {
+  YAML::Node value = raw(key);
+  if (!value.IsDefined() || value.IsNull()) fail(key, "required value is missing");
+  return ConfigNode(value, source_, key_path(key));
+}
+
 std::optional<ConfigNode> ConfigNode::optional_child(std::string_view key) const {
   YAML::Node value = raw(key);
   if (!value.IsDefined() || value.IsNull()) return std::nullopt;

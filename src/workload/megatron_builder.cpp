@@ -110,15 +110,18 @@ class Builder {
       if (w_.training.recompute != Recompute::full) ideas.push_back("training.recompute: full");
       if (mb_ > 1) ideas.push_back("a smaller training.micro_batch");
       if (w_.parallel.zero < 1 && layout_.dp > 1) ideas.push_back("parallel.zero: 1");
-      if (!w_.parallel.sequence_parallel && layout_.tp > 1) ideas.push_back("parallel.sequence_parallel: true");
+      if (!w_.parallel.sequence_parallel && layout_.tp > 1)
+        ideas.push_back("parallel.sequence_parallel: true");
       std::string hint;
-      for (size_t i = 0; i < ideas.size(); ++i) hint += (i == 0 ? "" : i + 1 == ideas.size() ? " or " : ", ") + ideas[i];
+      for (size_t i = 0; i < ideas.size(); ++i)
+        hint += (i == 0 ? "" : i + 1 == ideas.size() ? " or " : ", ") + ideas[i];
       throw InfeasibleConfig(
           "out_of_memory",
-          fmt::format("stage {} needs {:.1f} GiB per device (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
-                      "activations {:.1f}, buffers {:.1f}, framework {:.1f}) but a {} has {:.0f} GiB; try {}",
-                      s, m.total() / GiB, m.weights / GiB, m.gradients / GiB, m.optimizer / GiB, m.activations / GiB,
-                      m.buffers / GiB, m.framework / GiB, topo_.device.name, topo_.device.hbm_bytes / GiB, hint));
+          fmt::format(
+              "stage {} needs {:.1f} GiB per device (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
+              "activations {:.1f}, buffers {:.1f}, framework {:.1f}) but a {} has {:.0f} GiB; try {}",
+              s, m.total() / GiB, m.weights / GiB, m.gradients / GiB, m.optimizer / GiB, m.activations / GiB,
+              m.buffers / GiB, m.framework / GiB, topo_.device.name, topo_.device.hbm_bytes / GiB, hint));
     }
   }
 

@@ -38,7 +38,8 @@ class ConfigNode {
   void apply_override(const std::string& dotted_path, const std::string& value, const std::string& flag);
 
   bool has(std::string_view key) const;
-  ConfigNode child(std::string_view key) const;  // required
+  ConfigNode child(std::string_view key) const;  // required mapping
+  ConfigNode at(std::string_view key) const;     // required value of any type
   std::optional<ConfigNode> optional_child(std::string_view key) const;
   std::vector<ConfigNode> elements() const;                  // this node as a sequence
   std::vector<ConfigNode> list(std::string_view key) const;  // required sequence child

@@ -1,0 +1,56 @@
+// Study files: what-if sweeps over any --set key.
+//
+//   name: GPT-3 175B weak scaling
+//   topology: ../../topologies/dgx-a100-superpod.yaml   # relative to the study file
+//   workload: ../gpt3-175b.yaml
+//   set: {workload.parallel.virtual_stages: 2}          # applied to every point
+//   axes:                                               # cartesian product of the entries, first slowest
+//     - zip:   {topology.nodes: [8, 16], workload.training.global_batch: [96, 192]}  # paired lists
+//     - grid:  {workload.parallel.pp: [4, 8], workload.parallel.tp: [4, 8]}          # crossed lists
+//     - range: {key: topology.nodes, from: 8, to: 512, times: 2}                     # or step: N
+//     - cases:                                                                       # named what-ifs
+//         - {name: baseline}
+//         - {name: deeper-pipeline, set: {workload.parallel.pp: 16}}
+//   filters:                                            # points failing one are skipped, with the reason
+//     - workload.parallel.tp * workload.parallel.pp <= topology.nodes * 8
+//
+// `topology` and `workload` may themselves be axis keys (lists of files) to compare machines or models;
+// their results columns (and names in filters) are `topology_file` and `workload_file`.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "podsim/study/expression.hpp"
+
+namespace podsim::study {
+
+struct Assignment {
+  std::string key;    // "topology.nodes", "workload.parallel.pp", "topology", "workload"
+  std::string value;  // as written (files resolved to paths relative to the working directory)
+};
+
+struct Point {
+  int index = 0;   // position in the expansion (results are sorted by it)
+  std::string id;  // stable hash of the assignments: identifies the point across runs
+  std::string topology_file, workload_file;
+  std::vector<Assignment> sets;               // every --set of the point (fixed ones first, then axes)
+  std::map<std::string, std::string> values;  // axis key -> value, for results columns and filters
+  std::string skipped;                        // the filter that excluded the point, empty when it runs
+  std::string label() const;                  // "topology.nodes=8 workload.parallel.pp=4"
+};
+
+struct Study {
+  std::string name, description, file;
+  std::vector<std::string> axis_keys;  // in order of appearance; the results columns after "point"
+  std::vector<Point> points;
+};
+
+// Loads and expands a study file. Throws InputError (file:line:col: field: ...) on bad input: unknown
+// keys, zip lists of different lengths, ranges that never reach their end, filters that do not parse or
+// name unknown keys, more than 100000 points.
+Study load_study(const std::string& path);
+
+}  // namespace podsim::study

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Sweeps through the real binary: identical results whatever --jobs, shards + merge equal a single run,
+# an interrupted sweep resumes to the same result, reports load in a real browser, traces are valid.
+set -u
+PODSIM=${PODSIM:-build/podsim}
+PODSIM=$(readlink -f "$PODSIM")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() {
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+STUDY=tests/data/study-small.yaml
+
+$PODSIM sweep $STUDY --out "$tmp/j1" --jobs 1 --quiet; check "sweep --jobs 1 exits 0" test $? -eq 0
+$PODSIM sweep $STUDY --out "$tmp/j2" --jobs 2 --quiet; check "sweep --jobs 2 exits 0" test $? -eq 0
+check "results identical for 1 and 2 workers" cmp -s "$tmp/j1/results.csv" "$tmp/j2/results.csv"
+check "9 points + header" test "$(wc -l < "$tmp/j1/results.csv")" -eq 10
+check "filtered point recorded as skipped" grep -q ',skipped,' "$tmp/j1/results.csv"
+check "report.html written" test -s "$tmp/j1/report.html"
+check "no partial file left" test ! -e "$tmp/j1/results.partial.csv"
+
+for i in 0 1 2; do $PODSIM sweep $STUDY --out "$tmp/shards" --shard $i/3 --quiet || fail=1; done
+SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=3 $PODSIM sweep $STUDY --out "$tmp/env" --quiet
+check "shard from SLURM_ARRAY_TASK_ID" test -s "$tmp/env/results.shard-1-of-3.csv"
+$PODSIM merge "$tmp/shards" > /dev/null; check "merge exits 0" test $? -eq 0
+check "merged shards equal a single run" cmp -s "$tmp/shards/results.csv" "$tmp/j1/results.csv"
+rm "$tmp/env/results.shard-1-of-3.csv"
+$PODSIM merge "$tmp/env" > "$tmp/merge.txt" 2>&1
+check "merge without shards: exit 2" test $? -eq 2
+
+# Interrupt a slower sweep, then resume it.
+cat > "$tmp/slow.yaml" <<YAML
+name: slow
+topology: $PWD/topologies/dgx-a100-superpod.yaml
+workload: $PWD/workloads/gpt3-175b.yaml
+axes:
+  - grid: {workload.parallel.virtual_stages: [1, 2, 3, 4, 6]}
+  - zip: {topology.nodes: [64, 128], workload.training.global_batch: [768, 1536]}
+YAML
+$PODSIM sweep "$tmp/slow.yaml" --out "$tmp/ref" --quiet
+$PODSIM sweep "$tmp/slow.yaml" --out "$tmp/cut" --jobs 1 --quiet &
+pid=$!
+sleep 1.2
+kill -INT $pid
+wait $pid
+code=$?
+check "interrupted sweep exits 130" test $code -eq 130
+check "interrupted sweep leaves no results.csv" test ! -e "$tmp/cut/results.csv"
+check "interrupted sweep kept finished points" test "$(wc -l < "$tmp/cut/results.partial.csv")" -ge 2
+$PODSIM sweep "$tmp/slow.yaml" --out "$tmp/cut" --resume --quiet
+check "resumed sweep equals an uninterrupted one" cmp -s "$tmp/cut/results.csv" "$tmp/ref/results.csv"
+
+# Single run: report and trace.
+$PODSIM run -t topologies/dgx-a100-superpod.yaml -w workloads/gpt3-175b.yaml --set topology.nodes=8 \
+  --set workload.training.global_batch=96 --set workload.parallel.virtual_stages=2 --out "$tmp/run" --trace "$tmp/run/trace.json" > /dev/null
+check "run report.html" test -s "$tmp/run/report.html"
+python3 - "$tmp/run/trace.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]
+slices = [e for e in ev if e["ph"] == "X"]
+assert slices, "no slices"
+for e in slices:
+    assert {"name", "ph", "ts", "dur", "pid", "tid"} <= e.keys(), e
+    assert e["dur"] > 0 and e["ts"] >= 0, e
+names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+assert names == {f"stage {i}" for i in range(8)}, names
+assert any("forward" in e["name"] for e in slices) and any("send activations" in e["name"] for e in slices)
+end = max(e["ts"] + e["dur"] for e in slices) / 1e6
+assert abs(end - t["otherData"]["step_time_s"]) < 1e-6 * end + 1e-9, (end, t["otherData"])
+PY
+check "trace is valid trace-event JSON covering the step" test $? -eq 0
+
+# The reports in a real headless browser: they load, run without errors, draw their charts.
+if [ -x /usr/bin/chromium ] || scripts/setup.sh chromium > /dev/null 2>&1; then
+  browse() {  # browse FILE PNG -> prints the <body> tag after scripts ran
+    chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
+      --disable-component-update --disable-sync --user-data-dir="$tmp/chrome-$2" --window-size=1300,1500 \
+      --virtual-time-budget=5000 --screenshot="$2" "file://$1" > /dev/null 2>&1
+    chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
+      --disable-component-update --disable-sync --user-data-dir="$tmp/chrome-$2-dom" --virtual-time-budget=5000 \
+      --dump-dom "file://$1" 2>/dev/null | grep -o '<body[^>]*>'
+  }
+  body=$(browse "$tmp/j1/report.html" "$tmp/sweep.png")
+  check "sweep report renders 3 charts" grep -q 'data-rendered="3"' <<<"$body"
+  check "sweep report has no script errors" test -z "$(grep -o 'data-errors' <<<"$body")"
+  check "sweep report screenshot" test -s "$tmp/sweep.png"
+  body=$(browse "$tmp/run/report.html" "$tmp/run.png")
+  check "run report renders 4 charts" grep -q 'data-rendered="4"' <<<"$body"
+  check "run report has no script errors" test -z "$(grep -o 'data-errors' <<<"$body")"
+  if [ -n "${PODSIM_SCREENSHOTS:-}" ]; then cp "$tmp/sweep.png" "$tmp/run.png" "$PODSIM_SCREENSHOTS"/; fi
+else
+  echo "FAIL chromium is not installable here"; fail=1
+fi
+
+if [ $fail -ne 0 ]; then echo "sweep_contract: some checks failed"; exit 1; fi
+echo "sweep_contract: all checks passed"

@@ -186,10 +186,19 @@ bool ConfigNode::is_list(std::string_view key) const {
   return self[std::string(key)].IsSequence();
 }
 
+std::string ConfigNode::key_text(const YAML::Node& key) const {
+  if (!key.IsScalar()) {
+    YAML::Mark m = key.Mark();
+    throw InputError(fmt::format("{}:{}:{}: {}: keys must be plain names, not {}", source_->file, m.line + 1, m.column + 1,
+                                 path_.empty() ? "(top level)" : path_, describe_value(key)));
+  }
+  return key.Scalar();
+}
+
 std::vector<std::string> ConfigNode::keys() const {
   std::vector<std::string> out;
   if (!node_.IsMap()) return out;
-  for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+  for (const auto& kv : node_) out.push_back(key_text(kv.first));
   return out;
 }
 
@@ -253,9 +262,21 @@ long long ConfigNode::integer(std::string_view key) const {
   } catch (const YAML::Exception&) {
     fail(key, fmt::format("expected a whole number, got {}", describe_value(value)));
   }
-  if (v != std::floor(v) || std::fabs(v) > 9.0e15)
+  if (v != std::floor(v) || !std::isfinite(v))
     fail(key, fmt::format("expected a whole number, got {}", describe_value(value)));
+  // Beyond this no count podsim reads is meaningful, and int conversions stay safe.
+  if (std::fabs(v) > 1e9) fail(key, fmt::format("{} is out of range (at most 1000000000)", describe_value(value)));
   return static_cast<long long>(v);
+}
+
+long long ConfigNode::integer_in(std::string_view key, long long lo, long long hi) const {
+  long long v = integer(key);
+  if (v < lo || v > hi) fail(key, fmt::format("must be between {} and {}, got {}", lo, hi, v));
+  return v;
+}
+
+long long ConfigNode::integer_in_or(std::string_view key, long long lo, long long hi, long long fallback) const {
+  return has(key) ? integer_in(key, lo, hi) : (raw(key), fallback);
 }
 
 long long ConfigNode::integer_or(std::string_view key, long long fallback) const {
@@ -321,7 +342,7 @@ std::string ConfigNode::choice_or(std::string_view key, const std::vector<std::s
 void ConfigNode::reject_unknown_keys() const {
   if (!node_.IsMap()) return;
   for (const auto& kv : node_) {
-    std::string key = kv.first.as<std::string>();
+    std::string key = key_text(kv.first);
     if (read_keys_->count(key)) continue;
     std::string hint;
     size_t best = 3;

@@ -160,11 +160,14 @@ std::string Point::label() const {
 }
 
 Study load_study(const std::string& path) {
-  ConfigNode root = ConfigNode::load_file(path);
+  std::string base = std::filesystem::path(path).parent_path().string();
+  return load_study_text("", path, base.empty() ? "." : base, true);
+}
+
+Study load_study_text(const std::string& text, const std::string& path, const std::string& base, bool from_file) {
+  ConfigNode root = from_file ? ConfigNode::load_file(path) : ConfigNode::load_string(text, path);
   Study study;
   study.file = path;
-  std::string base = std::filesystem::path(path).parent_path().string();
-  if (base.empty()) base = ".";
   study.name = root.string("name");
   study.description = root.string_or("description", "");
   // Files as written (relative to the study file) identify points; resolved paths find the files.

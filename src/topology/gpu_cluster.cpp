@@ -85,6 +85,9 @@ class RailFatTreeRouter final : public Router {
   }
 };
 
+// Devices beyond which podsim refuses a topology before building it (10^9 devices would need ~100 GB).
+constexpr long long kMaxDevices = 262144;
+
 int round_up(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
@@ -105,11 +108,14 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
 
   ConfigNode node = root.child("node");
   node.string_or("name", "");
-  int gpus = static_cast<int>(node.positive_integer("devices"));
+  int gpus = static_cast<int>(node.integer_in("devices", 1, 1024));
+  if (nodes * gpus > kMaxDevices)
+    root.fail("nodes", fmt::format("{} servers x {} devices = {} devices is more than podsim simulates ({}); use fewer nodes",
+                                   nodes, gpus, nodes * gpus, kMaxDevices));
   ConfigNode scale_up = node.child("scale_up");
   double nvlink_bw = scale_up.positive("bandwidth_GBps") * 1e9;
   double nvlink_lat = scale_up.non_negative_or("latency_us", 0.5) * 1e-6;
-  int nvswitch_chips = static_cast<int>(scale_up.positive_integer_or("switches", 1));
+  int nvswitch_chips = static_cast<int>(scale_up.integer_in_or("switches", 1, 1024, 1));
   scale_up.choice_or("kind", {"nvswitch"}, "nvswitch");
   scale_up.reject_unknown_keys();
   int nics = static_cast<int>(node.positive_integer("nics"));
@@ -127,10 +133,9 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   shape.nodes = static_cast<int>(nodes);
   shape.gpus = gpus;
   shape.nics = nics;
-  shape.su_nodes = static_cast<int>(fabric.positive_integer("scalable_unit_nodes"));
-  shape.sus_per_group = static_cast<int>(fabric.positive_integer("sus_per_spine_group"));
-  int radix = static_cast<int>(fabric.positive_integer("switch_radix"));
-  if (radix < 4) fabric.fail("switch_radix", "a switch needs at least 4 ports");
+  shape.su_nodes = static_cast<int>(fabric.integer_in("scalable_unit_nodes", 1, 4096));
+  shape.sus_per_group = static_cast<int>(fabric.integer_in("sus_per_spine_group", 1, 4096));
+  int radix = static_cast<int>(fabric.integer_in("switch_radix", 4, 4096));
   double hop_lat = fabric.non_negative_or("hop_latency_us", 0.6) * 1e-6;
   double oversub = fabric.positive_or("oversubscription", 1.0);
   if (oversub < 1) fabric.fail("oversubscription", "must be 1 (non-blocking) or more (e.g. 2 for 2:1)");

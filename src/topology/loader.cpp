@@ -31,20 +31,31 @@ std::string resolve_path(const std::string& base_dir, const std::string& path) {
   return (std::filesystem::path(base_dir) / p).lexically_normal().string();
 }
 
-Topology load_topology(const std::string& path, const Overrides& overrides) {
-  ConfigNode root = ConfigNode::load_file(path);
+namespace {
+
+Topology build_topology(ConfigNode root, const std::string& name, const std::string& base_dir, const Overrides& overrides) {
   for (const auto& [key, value] : overrides)
     root.apply_override(key, value, fmt::format("--set topology.{}={}", key, value));
-  std::string base_dir = std::filesystem::path(path).parent_path().string();
-  if (base_dir.empty()) base_dir = ".";
   std::vector<std::string> kinds;
   for (const auto& [k, _] : registry()) kinds.push_back(k);
   std::string kind = root.choice("kind", kinds);
   Topology topo = registry()[kind](root, base_dir);
   topo.kind = kind;
-  topo.source_file = path;
+  topo.source_file = name;
   root.reject_unknown_keys();
   return topo;
+}
+
+}  // namespace
+
+Topology load_topology(const std::string& path, const Overrides& overrides) {
+  std::string base_dir = std::filesystem::path(path).parent_path().string();
+  return build_topology(ConfigNode::load_file(path), path, base_dir.empty() ? "." : base_dir, overrides);
+}
+
+Topology load_topology_text(const std::string& text, const std::string& name, const std::string& base_dir,
+                            const Overrides& overrides) {
+  return build_topology(ConfigNode::load_string(text, name), name, base_dir, overrides);
 }
 
 DeviceSpec read_device_spec(const ConfigNode& device, const std::string& base_dir) {

@@ -77,8 +77,8 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   model.reject_unknown_keys();
 
   ConfigNode par = root.child("parallel");
-  w.parallel.tp = static_cast<int>(par.positive_integer_or("tp", 1));
-  w.parallel.pp = static_cast<int>(par.positive_integer_or("pp", 1));
+  w.parallel.tp = static_cast<int>(par.integer_in_or("tp", 1, 1 << 20, 1));
+  w.parallel.pp = static_cast<int>(par.integer_in_or("pp", 1, 1 << 20, 1));
   w.parallel.dp = static_cast<int>(par.positive_integer_or_auto("dp", 0));
   std::string schedule = par.choice_or("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b");
   w.parallel.schedule = schedule == "gpipe"         ? Schedule::gpipe

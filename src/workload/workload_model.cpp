@@ -20,17 +20,29 @@ const std::map<std::string, WorkloadFactory>& factories() {
 
 }  // namespace
 
-std::unique_ptr<WorkloadModel> load_workload_model(const std::string& path, const Overrides& overrides,
-                                                   const topology::Topology& topo) {
-  ConfigNode root = ConfigNode::load_file(path);
-  for (const auto& [key, value] : overrides)
-    root.apply_override(key, value, fmt::format("--set workload.{}={}", key, value));
+namespace {
+
+std::unique_ptr<WorkloadModel> build_model(ConfigNode root, const std::string& name, const Overrides& overrides,
+                                           const topology::Topology& topo) {
+  for (const auto& [key, value] : overrides) root.apply_override(key, value, fmt::format("--set workload.{}={}", key, value));
   std::vector<std::string> kinds;
   for (const auto& [k, _] : factories()) kinds.push_back(k);
   std::string kind = root.choice("kind", kinds);
-  auto model = factories().at(kind)(root, path, topo);
+  auto model = factories().at(kind)(root, name, topo);
   root.reject_unknown_keys();
   return model;
+}
+
+}  // namespace
+
+std::unique_ptr<WorkloadModel> load_workload_model(const std::string& path, const Overrides& overrides,
+                                                   const topology::Topology& topo) {
+  return build_model(ConfigNode::load_file(path), path, overrides, topo);
+}
+
+std::unique_ptr<WorkloadModel> load_workload_model_text(const std::string& text, const std::string& name,
+                                                        const Overrides& overrides, const topology::Topology& topo) {
+  return build_model(ConfigNode::load_string(text, name), name, overrides, topo);
 }
 
 }  // namespace podsim::workload

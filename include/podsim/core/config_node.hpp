@@ -55,6 +55,8 @@ class ConfigNode {
   double fraction_or(std::string_view key, double fallback) const;  // in (0, 1]
   long long integer(std::string_view key) const;
   long long integer_or(std::string_view key, long long fallback) const;
+  long long integer_in(std::string_view key, long long lo, long long hi) const;  // lo <= value <= hi
+  long long integer_in_or(std::string_view key, long long lo, long long hi, long long fallback) const;
   long long positive_integer(std::string_view key) const;
   long long positive_integer_or(std::string_view key, long long fallback) const;
   bool boolean_or(std::string_view key, bool fallback) const;
@@ -83,6 +85,7 @@ class ConfigNode {
 
  private:
   YAML::Node raw(std::string_view key) const;  // marks the key as read
+  std::string key_text(const YAML::Node& key) const;  // a mapping key as text; InputError when not a scalar
   std::string key_path(std::string_view key) const;
 
   YAML::Node node_;

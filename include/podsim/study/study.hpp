@@ -52,5 +52,8 @@ struct Study {
 // keys, zip lists of different lengths, ranges that never reach their end, filters that do not parse or
 // name unknown keys, more than 100000 points.
 Study load_study(const std::string& path);
+// The same from YAML text (`from_file` false) named `path`, with relative files resolved against `base_dir`.
+Study load_study_text(const std::string& text, const std::string& path, const std::string& base_dir,
+                      bool from_file = false);
 
 }  // namespace podsim::study

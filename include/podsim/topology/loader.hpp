@@ -17,6 +17,9 @@ namespace podsim::topology {
 using Overrides = std::vector<std::pair<std::string, std::string>>;  // (dotted path, value)
 
 Topology load_topology(const std::string& path, const Overrides& overrides = {});
+// The same from YAML text; relative files in it (profiles) are resolved against `base_dir`.
+Topology load_topology_text(const std::string& text, const std::string& name, const std::string& base_dir,
+                            const Overrides& overrides = {});
 
 // Family builders register themselves here; each reads its own keys from the document root.
 using FamilyBuilder = Topology (*)(const ConfigNode& root, const std::string& base_dir);

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Reliability checks beyond the normal test run (.ci/run calls this after scripts/test.sh):
+#  1. builds podsim with clang under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/) and runs the
+#     test suite there; any sanitizer report fails the run;
+#  2. runs each libFuzzer target (tests/fuzz) for FUZZ_SECONDS (default 20) from the checked-in corpus.
+#     A crash or hang fails the run and leaves the reproducer in build-asan/fuzz-artifacts/: add it to
+#     tests/fuzz/regressions/<target>/ (replayed by every normal test run) and fix the bug.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+scripts/setup.sh clang libclang-rt-14-dev
+CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPODSIM_SANITIZE=ON \
+  -DPODSIM_FUZZ=ON -DPODSIM_BENCH=OFF > /dev/null
+cmake --build build-asan -j "$(nproc)"
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp
+# The validation and Slurm tests replay nothing the others do not; under the sanitizers they only cost time.
+ctest --test-dir build-asan -j "$(nproc)" --output-on-failure -E 'validation_megatron_sc21|slurm_sweep'
+
+mkdir -p build-asan/fuzz-artifacts
+for target in topology workload study csv; do
+  work=build-asan/fuzz-corpus/$target
+  rm -rf "$work" && mkdir -p "$work"
+  cp tests/fuzz/corpus/$target/* "$work"/
+  echo "fuzzing $target for ${FUZZ_SECONDS}s"
+  build-asan/tests/fuzz_$target "$work" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix=build-asan/fuzz-artifacts/$target- -print_final_stats=1 2>&1 | tail -4
+done
+echo "sanitizers and fuzzing: clean"

@@ -1,0 +1,70 @@
+#include "entries.hpp"
+
+#include "podsim/core/csv_table.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/engine/replay.hpp"
+#include "podsim/study/study.hpp"
+#include "podsim/topology/describe.hpp"
+#include "podsim/topology/graph.hpp"
+#include "podsim/topology/loader.hpp"
+#include "podsim/workload/workload_model.hpp"
+
+namespace podsim::fuzz {
+namespace {
+
+const std::string kRoot = PODSIM_SOURCE_DIR;
+
+template <class F>
+void rejecting_cleanly(F&& f) {
+  try {
+    f();
+  } catch (const InputError&) {
+  } catch (const InfeasibleConfig&) {
+  }
+}
+
+}  // namespace
+
+void topology_yaml(const std::string& text) {
+  rejecting_cleanly([&] {
+    auto topo = topology::load_topology_text(text, "fuzz.yaml", kRoot + "/topologies");
+    topology::validate(topo);
+    if (topo.device_count() <= 4096) topology::describe(topo);
+  });
+}
+
+void workload_yaml(const std::string& text) {
+  static const topology::Topology topo = topology::load_topology(kRoot + "/topologies/dgx-a100-superpod.yaml", {{"nodes", "4"}});
+  rejecting_cleanly([&] {
+    auto model = workload::load_workload_model_text(text, "fuzz.yaml", {}, topo);
+    auto candidates = model->candidates();
+    for (size_t i = 0; i < candidates.size() && i < 2; ++i) {
+      try {
+        auto plan = model->build(i);
+        plan.graph.topological_order();
+        if (plan.graph.tasks.size() <= 3000) engine::replay(topo, plan.graph);
+      } catch (const InfeasibleConfig&) {
+        model->describe_infeasible(i);
+      }
+    }
+  });
+}
+
+void study_yaml(const std::string& text) {
+  rejecting_cleanly([&] { study::load_study_text(text, "fuzz.yaml", kRoot + "/workloads/studies"); });
+}
+
+void csv_text(const std::string& text) {
+  rejecting_cleanly([&] {
+    auto t = parse_csv(text, "fuzz.csv");
+    for (size_t r = 0; r < t.rows.size(); ++r)
+      for (const auto& c : t.columns) {
+        try {
+          t.number(r, c);
+        } catch (const InputError&) {
+        }
+      }
+  });
+}
+
+}  // namespace podsim::fuzz

@@ -1,0 +1,16 @@
+// What the fuzz targets exercise, shared with the GoogleTest that replays the corpus and the regressions
+// (so every input libFuzzer ever found stays tested in the normal build). Each function returns when the
+// input is accepted or rejected with a clear error (InputError / InfeasibleConfig); anything else escapes
+// as an exception or a sanitizer report, which the fuzzer records as a crash.
+#pragma once
+
+#include <string>
+
+namespace podsim::fuzz {
+
+void topology_yaml(const std::string& text);
+void workload_yaml(const std::string& text);
+void study_yaml(const std::string& text);
+void csv_text(const std::string& text);
+
+}  // namespace podsim::fuzz

@@ -92,14 +92,32 @@ Layout plan_layout(const topology::Topology& topo, const WorkloadConfig& w, int 
   out.programs = build_schedule(Schedule::one_f_one_b, n, out.microbatches, 1);
   out.in_flight = peak_in_flight(out.programs);
   WaferCostModel cm(topo, w.training.precision);
+  const double mesh_cores = static_cast<double>(spec.mesh.columns) * spec.mesh.rows;
+  auto region_seconds = [&](int b, const MeshRect& r) {
+    BlockCosts c = block_costs(w, mb, cm, out.blocks[b], r);
+    return c.forward.seconds + c.backward.seconds;
+  };
+  // Compute of a block = core-seconds it needs. Measured on the whole mesh a small GEMM would look slow
+  // (most cores idle), so start from the whole mesh and re-measure each block on the region it got, a few
+  // times, keeping the placement whose slowest region is fastest.
   std::vector<double> work, min_cores;
   for (int b = 0; b < n; ++b) {
-    BlockCosts c = block_costs(w, mb, cm, out.blocks[b], cm.whole_mesh());
-    work.push_back(c.forward.seconds + c.backward.seconds);
+    work.push_back(region_seconds(b, cm.whole_mesh()));
     min_cores.push_back(block_memory(w, out.blocks[b], out.in_flight[b], mb).total() /
                         usable_sram_per_core(spec));
   }
-  out.placement = place_blocks(work, min_cores, spec.mesh.columns, spec.mesh.rows);
+  double best = 0;
+  for (int round = 0; round < 4; ++round) {
+    auto placement = place_blocks(work, min_cores, spec.mesh.columns, spec.mesh.rows);
+    if (!placement) break;
+    double slowest = 0;
+    for (int b = 0; b < n; ++b) {
+      double t = region_seconds(b, placement->regions[b]);
+      slowest = std::max(slowest, t);
+      work[b] = t * static_cast<double>(placement->regions[b].cores()) / mesh_cores;
+    }
+    if (!out.placement || slowest < best) out.placement = std::move(placement), best = slowest;
+  }
   return out;
 }
 
@@ -157,7 +175,9 @@ class Builder {
     }
     for (int b = 0; b + 1 < n; ++b) worst_transfer = std::max(worst_transfer, transfer_seconds(b));
     const int m = layout_.microbatches;
+    int by_memory = static_cast<int>(std::count(p.sized_by_memory.begin(), p.sized_by_memory.end(), true));
     plan.metrics = {{"regions", n},
+                    {"regions_sized_by_memory", by_memory},
                     {"mesh_bands", p.bands},
                     {"slowest_region_ms", slowest * 1e3},
                     {"mean_region_ms", total / n * 1e3},
@@ -168,10 +188,12 @@ class Builder {
     plan.description = fmt::format(
         "layer-pipelined on {} x {}{}: {} regions in {} band(s) of the {} x {} mesh, 1F1B over {} "
         "micro-batches "
-        "of {} per system; slowest region {} ({} x {} cores) {} per micro-batch, worst boundary transfer {}",
+        "of {} per system; slowest region {} ({} x {} cores) {} per micro-batch, worst boundary transfer "
+        "{}{}",
         w_.parallel.dp, spec_.system_name, w_.parallel.dp > 1 ? " (data parallel)" : "", n, p.bands,
         spec_.mesh.columns, spec_.mesh.rows, m, mb_, plan.graph.lane_names[slowest_region], sr.columns,
-        sr.rows, ms(slowest), ms(worst_transfer));
+        sr.rows, ms(slowest), ms(worst_transfer),
+        by_memory ? fmt::format("; {} region(s) sized by their memory, not their compute", by_memory) : "");
     double mesh_cores = static_cast<double>(spec_.mesh.columns) * spec_.mesh.rows;
     for (int b = 0; b < n; ++b) {
       const MeshRect& r = p.regions[b];
@@ -179,10 +201,11 @@ class Builder {
       plan.notes.push_back(fmt::format(
           "placement: region {} ({}): columns {}-{}, rows {}-{} = {} cores ({:.2f}% of the mesh, target "
           "{:.2f}%); "
-          "{} forward + backward per micro-batch; {:.3g} GiB SRAM ({} micro-batches in flight){}",
+          "{} forward + backward per micro-batch; {:.3g} GiB SRAM ({} micro-batches in flight{}){}",
           b, layout_.blocks[b].name, r.column, r.column + r.columns - 1, r.row, r.row + r.rows - 1, r.cores(),
           100.0 * r.cores() / mesh_cores, 100.0 * p.target_cores[b] / mesh_cores,
           ms(costs_[b].forward.seconds + costs_[b].backward.seconds), mem.total() / GiB, layout_.in_flight[b],
+          p.sized_by_memory[b] ? ", area set by this memory" : "",
           b + 1 < n ? fmt::format("; {} mesh links to region {}", p.boundary_links[b], b + 1) : ""));
     }
     plan.notes.push_back(

@@ -89,6 +89,7 @@ std::optional<Placement> place_blocks(const std::vector<double>& work, const std
     p.regions.resize(n);
     p.band.resize(n);
     p.target_cores = *target;
+    for (int b = 0; b < n; ++b) p.sized_by_memory.push_back((*target)[b] <= min_cores[b] * (1 + 1e-12));
     bool ok = true;
     int row = 0;
     for (int i = 0; i < k && ok; ++i) {

@@ -13,10 +13,11 @@
 namespace podsim::workload {
 
 struct Placement {
-  std::vector<MeshRect> regions;     // one per block, in pipeline order
-  std::vector<int> band;             // band of each region
-  std::vector<int> boundary_links;   // mesh links between region i and region i+1 (size regions - 1)
-  std::vector<double> target_cores;  // the ideal (unrounded) area of each region
+  std::vector<MeshRect> regions;      // one per block, in pipeline order
+  std::vector<int> band;              // band of each region
+  std::vector<int> boundary_links;    // mesh links between region i and region i+1 (size regions - 1)
+  std::vector<double> target_cores;   // the ideal (unrounded) area of each region
+  std::vector<bool> sized_by_memory;  // its memory, not its share of the compute, set its area
   int bands = 0;
 };
 

@@ -49,7 +49,7 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
   best.workload_name = model.name();
   best.workload_kind = model.kind();
   best.device_name = topo.device.name;
-  best.topology_devices = topo.device_count();
+  best.topology_devices = topo.compute_device_count();
   best.device_memory_capacity = topo.device.hbm_bytes;
   auto candidates = model.candidates();
   double best_time = std::numeric_limits<double>::infinity();

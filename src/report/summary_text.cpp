@@ -52,7 +52,12 @@ std::string human_summary(const RunResult& r) {
         peak_mem / GiB, r.device_memory_capacity / GiB, lane, m.weights / GiB, m.gradients / GiB,
         m.optimizer / GiB, m.activations / GiB, (m.buffers + m.framework) / GiB);
   }
-  for (const auto& [k, v] : p.metrics) out += fmt::format("  {:<12} {:.4g}\n", k, v);
+  if (!p.metrics.empty()) {
+    size_t width = 0;
+    for (const auto& [k, v] : p.metrics) width = std::max(width, k.size());
+    out += "  figures\n";
+    for (const auto& [k, v] : p.metrics) out += fmt::format("    {:<{}}  {:.4g}\n", k, width, v);
+  }
   const auto& b = r.mean;
   double total = std::max(b.total(), 1e-30);
   out += fmt::format("  where the time went (mean over {} {}{}):\n", r.stages.size(), p.graph.lane_kind,

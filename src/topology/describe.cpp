@@ -17,8 +17,8 @@ std::string describe(const Topology& topo) {
   for (const auto& [p, f] : d.peak_flops)
     peaks += fmt::format("{}{} {:.4g}", peaks.empty() ? "" : ", ", to_string(p), f / 1e12);
   out += fmt::format("  {:<18}{} x {}: {} TFLOP/s peak, {:.0f} GiB HBM at {:.0f} GB/s, {} SMs\n", "devices",
-                     topo.device_count(), d.name, peaks, d.hbm_bytes / 1073741824.0, d.hbm_bandwidth / 1e9,
-                     d.sm_count);
+                     topo.compute_device_count(), d.name, peaks, d.hbm_bytes / 1073741824.0,
+                     d.hbm_bandwidth / 1e9, d.sm_count);
 
   out += "  links (full duplex, per direction):\n";
   std::map<std::pair<std::string, double>, int> classes;
@@ -41,7 +41,8 @@ std::string describe(const Topology& topo) {
   out += fmt::format("  {:<18}{} hops between devices\n", "diameter", device_diameter(topo));
   Bisection b = bisection_bandwidth(topo);
   out += fmt::format("  {:<18}{:.2f} TB/s per direction ({}), {:.1f} GB/s per device\n", "bisection",
-                     b.bandwidth / 1e12, b.cut, b.bandwidth / std::max(1, topo.device_count() / 2) / 1e9);
+                     b.bandwidth / 1e12, b.cut,
+                     b.bandwidth / std::max(1, topo.compute_device_count() / 2) / 1e9);
   out +=
       fmt::format("  {:<18}{} ({})\n", "compute profile", topo.device_profile.file,
                   topo.device_profile.provenance.empty() ? "?" : topo.device_profile.provenance.front().kind);

@@ -125,7 +125,7 @@ Bisection bisection_bandwidth(const Topology& topo) {
     add(l.a, l.b, l.bandwidth);
     add(l.b, l.a, l.bandwidth);
   }
-  const int devices = topo.device_count();
+  const int devices = topo.compute_device_count();  // service endpoints are on neither side
   const double unlimited = std::numeric_limits<double>::max() / 4;
   for (int d = 0; d < devices; ++d) {
     if (d < devices / 2)

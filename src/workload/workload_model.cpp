@@ -5,6 +5,7 @@
 #include <map>
 
 #include "podsim/core/config_node.hpp"
+#include "podsim/workload/cerebras_model.hpp"
 #include "podsim/workload/megatron_builder.hpp"
 
 namespace podsim::workload {
@@ -14,6 +15,14 @@ namespace {
 const std::map<std::string, WorkloadFactory>& factories() {
   static const std::map<std::string, WorkloadFactory> table = {
       {"transformer_lm", &make_megatron_model},
+  };
+  return table;
+}
+
+// (`kind:`, topology kind) -> factory, for kinds whose YAML means something else on some machines.
+const std::map<std::pair<std::string, std::string>, WorkloadFactory>& machine_factories() {
+  static const std::map<std::pair<std::string, std::string>, WorkloadFactory> table = {
+      {{"transformer_lm", "wafer_cluster"}, &make_cerebras_model},
   };
   return table;
 }
@@ -28,7 +37,9 @@ std::unique_ptr<WorkloadModel> build_model(ConfigNode root, const std::string& n
   std::vector<std::string> kinds;
   for (const auto& [k, _] : factories()) kinds.push_back(k);
   std::string kind = root.choice("kind", kinds);
-  auto model = factories().at(kind)(root, name, topo);
+  auto machine = machine_factories().find({kind, topo.kind});
+  auto factory = machine != machine_factories().end() ? machine->second : factories().at(kind);
+  auto model = factory(root, name, topo);
   root.reject_unknown_keys();
   return model;
 }

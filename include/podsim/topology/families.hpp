@@ -16,4 +16,8 @@ namespace podsim::topology {
 // a rail-optimized fat tree (DGX SuperPOD and its predecessors).
 Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir);
 
+// kind: wafer_cluster — Cerebras CS-2 systems, a MemoryX weight store and a SwarmX broadcast/reduce tree
+// (wafer_cluster.hpp).
+Topology build_wafer_cluster(const ConfigNode& root, const std::string& base_dir);
+
 }  // namespace podsim::topology

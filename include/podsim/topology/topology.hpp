@@ -14,6 +14,8 @@
 
 namespace podsim::topology {
 
+struct WaferClusterSpec;  // topology/wafer_cluster.hpp
+
 // Links are grouped into classes because calibration (achieved bandwidth, per-hop latency of collectives)
 // is measured per class, e.g. NCCL on NVLink vs on InfiniBand.
 enum class LinkClass { nvlink, pcie, infiniband, ethernet, ici, wafer_mesh, fabric };
@@ -74,6 +76,13 @@ class Topology {
   int add_link(int a, int b, double bandwidth, double latency, LinkClass cls);
 
   int device_count() const { return static_cast<int>(device_vertex.size()); }
+  // Device ranks [0, compute_devices) run the workload; ranks above are service endpoints that only send,
+  // receive and reduce data (Cerebras MemoryX and SwarmX nodes), so that traffic to them is flows on the
+  // topology. -1: every rank is a compute device.
+  int compute_devices = -1;
+  int compute_device_count() const { return compute_devices < 0 ? device_count() : compute_devices; }
+  // What workloads need to know about a wafer-scale cluster (kind wafer_cluster only, else null).
+  std::shared_ptr<const WaferClusterSpec> wafer;
   int node_of(int device) const { return vertices[device_vertex[device]].node; }
   const Router& router() const { return *router_; }
   void set_router(std::unique_ptr<Router> r) { router_ = std::move(r); }

@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev        # JSON output
   libgtest-dev libgmock-dev googletest  # unit tests
   libbenchmark-dev          # bench/
+  python3                   # tests/golden/compare.py, tests/sweep_contract.sh
 )
 packages+=("$@")  # callers may ask for extra packages (e.g. the browser the report test needs)
 

@@ -16,4 +16,7 @@ namespace podsim::topology {
 // a rail-optimized fat tree (DGX SuperPOD and its predecessors).
 Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir);
 
+// kind: torus — TPU pods: chips (one or more cores each) on a 2D or 3D torus of ICI links (torus.hpp).
+Topology build_torus(const ConfigNode& root, const std::string& base_dir);
+
 }  // namespace podsim::topology

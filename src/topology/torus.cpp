@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <numeric>
 
@@ -35,12 +36,6 @@ std::string shape_text(const std::vector<int>& dims) {
   return s;
 }
 
-int ring_distance(int from, int to, int n, bool wrap) {
-  if (!wrap) return std::abs(to - from);
-  int forward = ((to - from) % n + n) % n;
-  return std::min(forward, n - forward);
-}
-
 // One way to walk a short (twisted) dimension: direction and hop count.
 struct Leg {
   int dir = 1;
@@ -52,84 +47,8 @@ class TorusRouter final : public Router {
   explicit TorusRouter(TorusGeometry g) : geo(std::move(g)) {}
   TorusGeometry geo;
 
-  // The legs the router takes from `from` to `to`, one per dimension, in dimension order.
-  std::vector<Leg> plan(int from, int to) const {
-    const int D = static_cast<int>(geo.dims.size());
-    std::vector<int> s = geo.coords(from), t = geo.coords(to);
-    std::vector<Leg> legs(D);
-    if (!geo.twisted) {
-      for (int d = 0; d < D; ++d) legs[d] = straight(s[d], t[d], d);
-      return legs;
-    }
-    // Short (twisted) dimensions: try each direction, with and without one extra lap; the twist of every
-    // wraparound crossed moves the long coordinates, whose remaining ring distance completes the cost.
-    std::vector<int> shorts;
-    for (int d = 0; d < D; ++d)
-      if (std::any_of(geo.twist[d].begin(), geo.twist[d].end(), [](int v) { return v != 0; }))
-        shorts.push_back(d);
-    std::vector<std::vector<std::pair<Leg, int>>> options(shorts.size());  // (leg, wraps crossed, signed)
-    for (size_t i = 0; i < shorts.size(); ++i) {
-      int d = shorts[i], n = geo.dims[d];
-      int up = ((t[d] - s[d]) % n + n) % n, down = (n - up) % n;
-      for (int lap = 0; lap < 2; ++lap) {
-        int h = up + lap * n;
-        options[i].push_back({{+1, h}, (s[d] + h) / n});
-        h = down + lap * n;
-        options[i].push_back({{-1, h}, -((n - 1 - s[d] + h) / n)});
-      }
-    }
-    int best = INT_MAX;
-    std::vector<size_t> choice(shorts.size(), 0), best_choice;
-    while (true) {
-      std::vector<int> pos = s;
-      int cost = 0;
-      for (size_t i = 0; i < shorts.size(); ++i) {
-        const auto& [leg, wraps] = options[i][choice[i]];
-        int d = shorts[i];
-        cost += leg.hops;
-        for (int e = 0; e < D; ++e)
-          if (geo.twist[d][e])
-            pos[e] = ((pos[e] + wraps * geo.twist[d][e]) % geo.dims[e] + geo.dims[e]) % geo.dims[e];
-      }
-      for (int e = 0; e < D; ++e)
-        if (std::find(shorts.begin(), shorts.end(), e) == shorts.end())
-          cost += ring_distance(pos[e], t[e], geo.dims[e], geo.wraparound[e]);
-      if (cost < best) best = cost, best_choice = choice;
-      size_t i = 0;
-      while (i < choice.size() && ++choice[i] == options[i].size()) choice[i++] = 0;
-      if (i == choice.size()) break;
-    }
-    for (size_t i = 0; i < shorts.size(); ++i) legs[shorts[i]] = options[i][best_choice[i]].first;
-    return legs;  // long dimensions are filled in while walking, from the coordinates reached
-  }
-
-  Leg straight(int s, int t, int d) const {
-    int n = geo.dims[d];
-    if (!geo.wraparound[d]) return {t >= s ? 1 : -1, std::abs(t - s)};
-    int up = ((t - s) % n + n) % n;
-    return up <= n - up ? Leg{1, up} : Leg{-1, n - up};
-  }
-
-  template <typename Visit>
-  void walk(int from, int to, Visit&& visit) const {
-    const int D = static_cast<int>(geo.dims.size());
-    std::vector<Leg> legs = plan(from, to);
-    std::vector<int> t = geo.coords(to);
-    int at = from;
-    for (int d = 0; d < D; ++d) {
-      Leg leg = legs[d];
-      if (geo.twisted && leg.hops == 0) leg = straight(geo.coords(at)[d], t[d], d);
-      for (int h = 0; h < leg.hops; ++h) {
-        size_t slot = (static_cast<size_t>(at) * D + d) * 2 + (leg.dir > 0 ? 0 : 1);
-        visit(geo.link_towards[slot], geo.link_forward[slot] != 0);
-        at = geo.neighbour(at, d, leg.dir);
-      }
-    }
-  }
-
   void route(int src_vertex, int dst_vertex, Route& out) const override {
-    if (src_vertex == dst_vertex) return;  // two cores of one chip: on-chip, no link
-    walk(src_vertex, dst_vertex, [&](int link, bool forward) { out.push_back({link, forward}); });
+    geo.route(src_vertex, dst_vertex, out);  // vertex id == chip index; cores of one chip: no link
   }
 
   std::string describe() const override {
@@ -138,6 +57,68 @@ class TorusRouter final : public Router {
                        : "dimension order (x, y, z), shortest way round each ring";
   }
 };
+
+using Coords = std::array<int, 3>;
+
+Coords to_coords(const TorusGeometry& g, int chip) {
+  Coords c{0, 0, 0};
+  for (size_t d = 0; d < g.dims.size(); ++d) c[d] = chip % g.dims[d], chip /= g.dims[d];
+  return c;
+}
+
+Leg straight(const TorusGeometry& g, int s, int t, int d) {
+  int n = g.dims[d];
+  if (!g.wraparound[d]) return {t >= s ? 1 : -1, std::abs(t - s)};
+  int up = ((t - s) % n + n) % n;
+  return up <= n - up ? Leg{1, up} : Leg{-1, n - up};
+}
+
+// Hops per dimension of the twisted router's choice for the short dimensions (the long ones are walked
+// from wherever the twists left the path). Tries each direction with and without one extra lap.
+void plan_twisted(const TorusGeometry& g, const Coords& s, const Coords& t, std::array<Leg, 3>& legs) {
+  const int D = static_cast<int>(g.dims.size());
+  struct Option {
+    Leg leg;
+    int wraps;
+  };
+  std::array<std::array<Option, 4>, 3> options{};
+  std::array<int, 3> shorts{};
+  int count = 0;
+  for (int d = 0; d < D; ++d) {
+    bool is_short = false;
+    for (int e = 0; e < D; ++e) is_short |= g.twist[d][e] != 0;
+    if (!is_short) continue;
+    int n = g.dims[d], up = ((t[d] - s[d]) % n + n) % n, down = (n - up) % n;
+    for (int lap = 0; lap < 2; ++lap) {
+      int h = up + lap * n;
+      options[count][2 * lap] = {{+1, h}, (s[d] + h) / n};
+      h = down + lap * n;
+      options[count][2 * lap + 1] = {{-1, h}, -((n - 1 - s[d] + h) / n)};
+    }
+    shorts[count++] = d;
+  }
+  int best = INT_MAX, combos = 1;
+  for (int i = 0; i < count; ++i) combos *= 4;
+  for (int combo = 0; combo < combos; ++combo) {
+    Coords pos = s;
+    int cost = 0;
+    bool is_short[3] = {false, false, false};
+    for (int i = 0, code = combo; i < count; ++i, code /= 4) {
+      const Option& o = options[i][code % 4];
+      int d = shorts[i];
+      is_short[d] = true;
+      cost += o.leg.hops;
+      for (int e = 0; e < D; ++e)
+        if (g.twist[d][e]) pos[e] = ((pos[e] + o.wraps * g.twist[d][e]) % g.dims[e] + g.dims[e]) % g.dims[e];
+    }
+    for (int e = 0; e < D; ++e)
+      if (!is_short[e]) cost += straight(g, pos[e], t[e], e).hops;
+    if (cost < best) {
+      best = cost;
+      for (int i = 0, code = combo; i < count; ++i, code /= 4) legs[shorts[i]] = options[i][code % 4].leg;
+    }
+  }
+}
 
 }  // namespace
 
@@ -158,19 +139,51 @@ int TorusGeometry::chip_at(const std::vector<int>& c) const {
 }
 
 int TorusGeometry::neighbour(int chip, int d, int dir) const {
-  std::vector<int> c = coords(chip);
+  Coords c = to_coords(*this, chip);
   int n = dims[d];
   int next = c[d] + dir;
-  if (next >= 0 && next < n) {
-    c[d] = next;
-    return chip_at(c);
+  if (next < 0 || next >= n) {
+    if (!wraparound[d]) return -1;
+    next = (next + n) % n;
+    if (twisted)
+      for (size_t e = 0; e < dims.size(); ++e)
+        if (twist[d][e]) c[e] = ((c[e] + dir * twist[d][e]) % dims[e] + dims[e]) % dims[e];
   }
-  if (!wraparound[d]) return -1;
-  c[d] = (next + n) % n;
-  if (twisted)
-    for (size_t e = 0; e < dims.size(); ++e)
-      if (twist[d][e]) c[e] = ((c[e] + dir * twist[d][e]) % dims[e] + dims[e]) % dims[e];
-  return chip_at(c);
+  c[d] = next;
+  int id = 0;
+  for (size_t e = dims.size(); e-- > 0;) id = id * dims[e] + c[e];
+  return id;
+}
+
+void TorusGeometry::route(int from, int to, Route& out) const {
+  if (from == to) return;
+  const int D = static_cast<int>(dims.size());
+  Coords s = to_coords(*this, from), t = to_coords(*this, to);
+  std::array<Leg, 3> legs{};
+  bool planned[3] = {false, false, false};
+  if (twisted) {
+    plan_twisted(*this, s, t, legs);
+    for (int d = 0; d < D; ++d)
+      for (int e = 0; e < D; ++e) planned[d] |= twist[d][e] != 0;
+  }
+  int at = from;
+  Coords pos = s;
+  for (int d = 0; d < D; ++d) {
+    Leg leg = planned[d] ? legs[d] : straight(*this, pos[d], t[d], d);
+    for (int h = 0; h < leg.hops; ++h) {
+      size_t slot = (static_cast<size_t>(at) * D + d) * 2 + (leg.dir > 0 ? 0 : 1);
+      out.push_back({link_towards[slot], link_forward[slot] != 0});
+      at = neighbour(at, d, leg.dir);
+    }
+    pos = to_coords(*this, at);
+  }
+}
+
+bool TorusGeometry::translation_symmetric() const {
+  if (twisted) return false;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] > 1 && !wraparound[d]) return false;
+  return true;
 }
 
 const TorusGeometry* torus_geometry(const Topology& topo) {

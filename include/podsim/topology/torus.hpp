@@ -31,6 +31,12 @@ struct TorusGeometry {
   int chip_at(const std::vector<int>& coords) const;
   // The neighbour of `chip` one step along dimension d in direction dir (+1 / -1), twists applied.
   int neighbour(int chip, int d, int dir) const;
+  // Appends the links of the router's path between two chips (dimension order, shortest way round each
+  // ring, twists taken into account); nothing when from == to.
+  void route(int from, int to, Route& out) const;
+  // True when every dimension longer than one chip is a ring and the torus is not twisted: then the
+  // router treats every chip alike (a path depends only on the coordinate differences).
+  bool translation_symmetric() const;
 };
 
 // The geometry of a torus topology, or nullptr for other families.

@@ -157,14 +157,22 @@ CommPhase torus_all_to_all(const Topology& topo, const TorusGeometry& geo, const
           }
       }
     }
-    for (int c = 0; c < chips; ++c)
-      for (size_t d = 0; d < D; ++d)
+    // Every link of a class being alike, the links of one ring per dimension (through chip 0) stand for
+    // all of them: alone, the phase is as slow as its most loaded class; sharing links with another
+    // translation-symmetric pattern (rings per dimension), each class sees the same competition on
+    // every ring, so the represented ring shares exactly as all would.
+    for (size_t d = 0; d < D; ++d) {
+      int c = 0;
+      do {
         for (int dir = 0; dir < 2; ++dir) {
           size_t slot = (static_cast<size_t>(c) * D + d) * 2 + dir;
           if (per_class[2 * d + dir] > 0 && geo.link_towards[slot] >= 0)
             load[static_cast<long long>(geo.link_towards[slot]) * 2 + (geo.link_forward[slot] ? 0 : 1)] =
                 per_class[2 * d + dir];
         }
+        c = geo.neighbour(c, static_cast<int>(d), +1);
+      } while (c > 0);
+    }
   } else {
     for (const auto& [a, ma] : ranks_on)
       for (const auto& [b, mb] : ranks_on) {

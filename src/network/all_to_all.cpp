@@ -51,22 +51,26 @@ FoldedAllToAll folded_all_to_all(const Topology& topo, const std::vector<int>& g
     const int G = topo.devices_per_node;
     const int S = static_cast<int>(servers.size());
     double max_step = 0;
+    // Inside a server: every server's NVLink ports carry the same load and belong to it alone, so the
+    // first server stands for all.
+    int first = servers.front() * G;
+    for (int g = 0; g < G; ++g)
+      for (int h = 0; h < G; ++h)
+        if (g != h) out.phase.flows.push_back({first + g, first + h, S * per_pair});
     for (int a : servers) {
-      int first = a * G;
-      for (int g = 0; g < G; ++g)
-        for (int h = 0; h < G; ++h)
-          if (g != h) out.phase.flows.push_back({first + g, first + h, S * per_pair});
       for (int b : servers) {  // rail 0 stands for every rail
         if (a == b) continue;
-        int src = first + 0, dst = b * G + 0;
+        int src = a * G + 0, dst = b * G + 0;
         out.phase.flows.push_back({src, dst, G * per_pair});
       }
     }
     max_step = step_latency(topo, servers[0] * G, servers[1] * G + 1);
     out.phase.latency = topo.fabric_profile.launch_latency + max_step;
     out.fold = fmt::format(
-        "all-to-all over {} servers x {} GPUs as {} flows: NVLink flows carry each GPU's own and PXN-relayed "
-        "shares, rail 0's inter-server flows stand for every rail (rails share no InfiniBand link)",
+        "all-to-all over {} servers x {} GPUs as {} flows: the first server's NVLink flows carry each GPU's "
+        "own and PXN-relayed shares and stand for every server's; rail 0's inter-server flows stand for "
+        "every "
+        "rail (rails share no InfiniBand link)",
         S, G, out.phase.flows.size());
     return out;
   }

@@ -23,7 +23,9 @@ struct FoldedAllToAll {
 //   one NVLink flow of servers x per_pair bytes; (b) between servers, the rail-r GPU of server a sends the
 //   rail-r GPU of server b the shares of all local GPUs: one flow of devices_per_node x per_pair bytes.
 //   These flows put exactly the all-to-all's bytes on every NVLink port, PCIe link and InfiniBand link.
-//   Rails share no InfiniBand link and are symmetric, so only rail 0's inter-server flows are simulated.
+//   Rails share no InfiniBand link and are symmetric, so only rail 0's inter-server flows are simulated;
+//   every server's NVLink ports carry the same load and serve no other server, so only the first
+//   server's NVLink flows are.
 // - Otherwise every pair is a flow (at most 512 ranks; more throws InputError).
 FoldedAllToAll folded_all_to_all(const topology::Topology& topo, const std::vector<int>& group,
                                  double bytes_per_rank);

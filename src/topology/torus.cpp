@@ -173,7 +173,7 @@ void TorusGeometry::route(int from, int to, Route& out) const {
     for (int h = 0; h < leg.hops; ++h) {
       size_t slot = (static_cast<size_t>(at) * D + d) * 2 + (leg.dir > 0 ? 0 : 1);
       out.push_back({link_towards[slot], link_forward[slot] != 0});
-      at = neighbour(at, d, leg.dir);
+      at = next_chip[slot];
     }
     pos = to_coords(*this, at);
   }
@@ -287,6 +287,7 @@ Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
   }
   geo.link_towards.assign(static_cast<size_t>(chips) * D * 2, -1);
   geo.link_forward.assign(geo.link_towards.size(), 0);
+  geo.next_chip.assign(geo.link_towards.size(), -1);
   for (int c = 0; c < chips; ++c)
     for (int d = 0; d < D; ++d) {
       int next = geo.neighbour(c, d, +1);
@@ -294,6 +295,8 @@ Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
       int link = topo.add_link(c, next, link_bw, link_lat, LinkClass::ici);
       geo.link_towards[(static_cast<size_t>(c) * D + d) * 2] = link;
       geo.link_forward[(static_cast<size_t>(c) * D + d) * 2] = 1;
+      geo.next_chip[(static_cast<size_t>(c) * D + d) * 2] = next;
+      geo.next_chip[(static_cast<size_t>(next) * D + d) * 2 + 1] = c;
       geo.link_towards[(static_cast<size_t>(next) * D + d) * 2 + 1] = link;
       geo.link_forward[(static_cast<size_t>(next) * D + d) * 2 + 1] = 0;
     }

@@ -24,6 +24,7 @@ struct TorusGeometry {
   // that direction and whether the chip is its `a` end (-1 when the dimension has no such neighbour).
   std::vector<int> link_towards;
   std::vector<char> link_forward;
+  std::vector<int> next_chip;  // the chip at the other end of link_towards[slot]
 
   int chips() const;
   int chip_of(int device) const { return device / cores_per_chip; }

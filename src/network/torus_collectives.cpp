@@ -47,11 +47,17 @@ double ici_step(const Topology& topo) {
 CommPhase dimension_phase(const Topology& topo, const TorusGeometry& geo, const Box& box, size_t d,
                           double edge_bytes) {
   CommPhase phase;
+  // On a translation-symmetric torus covered whole, the rings of one dimension are identical and share no
+  // link, so the ring through chip 0 stands for all of them (exact alone, and next to other traffic with
+  // the same symmetry).
+  bool fold = geo.translation_symmetric();
+  for (size_t e = 0; e < geo.dims.size(); ++e) fold &= static_cast<int>(box.axes[e].size()) == geo.dims[e];
   const int n = static_cast<int>(box.axes[d].size());
   std::map<std::pair<int, int>, double> flows;
   std::vector<size_t> index(geo.dims.size(), 0);
   while (true) {
-    if (index[d] == 0) {  // one ring per combination of the other coordinates
+    bool kept = !fold || std::all_of(index.begin(), index.end(), [](size_t i) { return i == 0; });
+    if (index[d] == 0 && kept) {  // one ring per combination of the other coordinates
       std::vector<int> c(geo.dims.size());
       for (size_t e = 0; e < geo.dims.size(); ++e) c[e] = box.axes[e][index[e]];
       std::vector<int> ring;
@@ -114,6 +120,45 @@ void cost_on_chip_flows(const TorusGeometry& geo, CommPlan& plan) {
   }
 }
 
+// When every link of each (dimension, direction) class carries the same load (always on a translation-
+// symmetric torus; on a twisted one when the routes happen to balance), the links met walking from chip
+// 0 along each dimension stand for all of them: alone, the phase is as slow as its most loaded class;
+// next to another pattern with the same symmetry (rings per dimension), every link of a class sees the
+// same competition, so the kept links share exactly as all would. Otherwise every link stays.
+void keep_one_walk_per_dimension_if_uniform(const Topology& topo, const TorusGeometry& geo,
+                                            std::unordered_map<long long, double>& load) {
+  const size_t D = geo.dims.size();
+  std::vector<double> lo(2 * D, -1), hi(2 * D, -1);
+  const size_t slots = geo.link_towards.size();
+  for (size_t slot = 0; slot < slots; ++slot) {
+    if (geo.link_towards[slot] < 0) continue;
+    long long key = static_cast<long long>(geo.link_towards[slot]) * 2 + (geo.link_forward[slot] ? 0 : 1);
+    auto it = load.find(key);
+    double v = it == load.end() ? 0 : it->second;
+    size_t cls = slot % (2 * D);
+    if (lo[cls] < 0 || v < lo[cls]) lo[cls] = v;
+    if (hi[cls] < 0 || v > hi[cls]) hi[cls] = v;
+  }
+  for (size_t cls = 0; cls < 2 * D; ++cls)
+    if (hi[cls] - lo[cls] > 1e-9 * hi[cls]) return;
+  std::unordered_map<long long, double> kept;
+  for (size_t d = 0; d < D; ++d) {
+    int c = 0;
+    do {
+      for (int dir = 0; dir < 2; ++dir) {
+        size_t slot = (static_cast<size_t>(c) * D + d) * 2 + dir;
+        if (geo.link_towards[slot] < 0) continue;
+        long long key = static_cast<long long>(geo.link_towards[slot]) * 2 + (geo.link_forward[slot] ? 0 : 1);
+        auto it = load.find(key);
+        if (it != load.end()) kept[key] = it->second;
+      }
+      c = geo.next_chip[(static_cast<size_t>(c) * D + d) * 2];
+    } while (c > 0);
+  }
+  (void)topo;
+  load = std::move(kept);
+}
+
 }  // namespace
 
 CommPhase torus_all_to_all(const Topology& topo, const TorusGeometry& geo, const std::vector<int>& group,
@@ -157,22 +202,14 @@ CommPhase torus_all_to_all(const Topology& topo, const TorusGeometry& geo, const
           }
       }
     }
-    // Every link of a class being alike, the links of one ring per dimension (through chip 0) stand for
-    // all of them: alone, the phase is as slow as its most loaded class; sharing links with another
-    // translation-symmetric pattern (rings per dimension), each class sees the same competition on
-    // every ring, so the represented ring shares exactly as all would.
-    for (size_t d = 0; d < D; ++d) {
-      int c = 0;
-      do {
+    for (int c = 0; c < chips; ++c)
+      for (size_t d = 0; d < D; ++d)
         for (int dir = 0; dir < 2; ++dir) {
           size_t slot = (static_cast<size_t>(c) * D + d) * 2 + dir;
           if (per_class[2 * d + dir] > 0 && geo.link_towards[slot] >= 0)
             load[static_cast<long long>(geo.link_towards[slot]) * 2 + (geo.link_forward[slot] ? 0 : 1)] =
                 per_class[2 * d + dir];
         }
-        c = geo.neighbour(c, static_cast<int>(d), +1);
-      } while (c > 0);
-    }
   } else {
     for (const auto& [a, ma] : ranks_on)
       for (const auto& [b, mb] : ranks_on) {
@@ -185,6 +222,7 @@ CommPhase torus_all_to_all(const Topology& topo, const TorusGeometry& geo, const
               static_cast<double>(ma) * mb * per_pair;
       }
   }
+  keep_one_walk_per_dimension_if_uniform(topo, geo, load);
   std::vector<std::pair<long long, double>> ordered(load.begin(), load.end());
   std::sort(ordered.begin(), ordered.end());
   double hop_latency = 0;

@@ -112,15 +112,20 @@ class Builder {
   StepPlan build() {
     StepPlan plan = describe();
     const MemoryBreakdown& m = plan.memory.front();
-    if (m.total() > topo_.device.hbm_bytes)
+    if (m.total() > topo_.device.hbm_bytes) {
+      std::string hint = "more devices (experts spread thinner), fewer experts";
+      hint += w_.rematerialization ? ", fewer training.batch_tokens" : ", training.rematerialization: true";
+      if (w_.group_tokens() > 1024)
+        hint += " or a smaller model.group_size (dispatch masks grow as its square)";
       throw InfeasibleConfig(
           "out_of_memory",
           fmt::format("a device needs {:.1f} GiB (weights {:.1f} of which experts {:.1f}, gradients {:.1f}, "
                       "optimizer {:.1f}, activations {:.1f}, buffers {:.1f}, framework {:.1f}) but a {} has "
-                      "{:.0f} GiB; try more devices, training.rematerialization: true or fewer experts",
+                      "{:.0f} GiB; try {}",
                       m.total() / GiB, m.weights / GiB, plan.metrics[0].second, m.gradients / GiB,
                       m.optimizer / GiB, m.activations / GiB, m.buffers / GiB, m.framework / GiB,
-                      topo_.device.name, topo_.device.hbm_bytes / GiB));
+                      topo_.device.name, topo_.device.hbm_bytes / GiB, hint));
+    }
     g_.stages = 1;
     g_.stage_devices = {0};
     g_.lane_names = plan.graph.lane_names;

@@ -20,8 +20,9 @@ std::string join(const std::vector<long long>& v) {
 // Expert counts that shard evenly over `devices`: divisors of it and its first multiples.
 std::string valid_experts(int devices) {
   std::vector<long long> ok;
-  for (long long d = 1; d <= devices; d *= 2)
+  for (long long d = 1; d <= devices; ++d)
     if (devices % d == 0) ok.push_back(d);
+  if (ok.size() > 12) ok.erase(ok.begin() + 6, ok.end() - 6);  // the smallest and largest divisors
   for (long long m = 2; m <= 4; m *= 2) ok.push_back(m * devices);
   return join(ok) + ", ... (a divisor or a multiple of " + std::to_string(devices) + ")";
 }

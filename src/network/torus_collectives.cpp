@@ -125,7 +125,7 @@ void cost_on_chip_flows(const TorusGeometry& geo, CommPlan& plan) {
 // 0 along each dimension stand for all of them: alone, the phase is as slow as its most loaded class;
 // next to another pattern with the same symmetry (rings per dimension), every link of a class sees the
 // same competition, so the kept links share exactly as all would. Otherwise every link stays.
-void keep_one_walk_per_dimension_if_uniform(const Topology& topo, const TorusGeometry& geo,
+void keep_one_walk_per_dimension_if_uniform(const TorusGeometry& geo,
                                             std::unordered_map<long long, double>& load) {
   const size_t D = geo.dims.size();
   std::vector<double> lo(2 * D, -1), hi(2 * D, -1);
@@ -155,7 +155,6 @@ void keep_one_walk_per_dimension_if_uniform(const Topology& topo, const TorusGeo
       c = geo.next_chip[(static_cast<size_t>(c) * D + d) * 2];
     } while (c > 0);
   }
-  (void)topo;
   load = std::move(kept);
 }
 
@@ -222,7 +221,7 @@ CommPhase torus_all_to_all(const Topology& topo, const TorusGeometry& geo, const
               static_cast<double>(ma) * mb * per_pair;
       }
   }
-  keep_one_walk_per_dimension_if_uniform(topo, geo, load);
+  keep_one_walk_per_dimension_if_uniform(geo, load);
   std::vector<std::pair<long long, double>> ordered(load.begin(), load.end());
   std::sort(ordered.begin(), ordered.end());
   double hop_latency = 0;

@@ -65,7 +65,7 @@ class Builder {
     auto a2a = network::folded_all_to_all(topo_, group_, gshard_all_to_all_bytes(w_));
     a2a_phase_ = a2a.phase;
     double a2a_time = network::idle_phase_cost(topo_, a2a_phase_).total();
-    plan.metrics = {{"moe_weights_GiB", moe_weights / GiB},
+    plan.metrics = {{"moe_weights_GiB", moe_weights_ / GiB},
                     {"expert_capacity", w_.expert_capacity()},
                     {"all_to_all_MB", gshard_all_to_all_bytes(w_) / 1e6},
                     {"all_to_alls", static_cast<double>(all_to_alls())},
@@ -122,7 +122,7 @@ class Builder {
           fmt::format("a device needs {:.1f} GiB (weights {:.1f} of which experts {:.1f}, gradients {:.1f}, "
                       "optimizer {:.1f}, activations {:.1f}, buffers {:.1f}, framework {:.1f}) but a {} has "
                       "{:.0f} GiB; try {}",
-                      m.total() / GiB, m.weights / GiB, plan.metrics[0].second, m.gradients / GiB,
+                      m.total() / GiB, m.weights / GiB, moe_weights_ / GiB, m.gradients / GiB,
                       m.optimizer / GiB, m.activations / GiB, m.buffers / GiB, m.framework / GiB,
                       topo_.device.name, topo_.device.hbm_bytes / GiB, hint));
     }
@@ -240,6 +240,7 @@ class Builder {
   TaskGraph g_;
   int stream_ = -1, a2a_plan_ = -1;
   double pending_ = 0;
+  double moe_weights_ = 0;  // bytes of this device's experts
 };
 
 class GShardModel final : public WorkloadModel {

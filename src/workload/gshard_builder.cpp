@@ -41,7 +41,7 @@ class Builder {
     plan.hardware_flops = gshard_hardware_flops(costs_, w_);
     plan.memory = {gshard_memory(w_, topo_.device_profile)};
     GShardParams params = gshard_params(w_);
-    double moe_weights =
+    moe_weights_ =
         static_cast<double>(w_.moe_layers()) * w_.experts_per_device() * params.per_expert * w_.weight_bytes;
     plan.settings = {{"model_params_billion", fmt::format("{:.5g}", params.total() / 1e9)},
                      {"dp", std::to_string(w_.devices)},

@@ -89,6 +89,9 @@ TEST(GShard, StepHasTheAllToAllsOfEveryMoeLayer) {
   EXPECT_EQ(a2a, 18 * 6);  // dispatch + combine forward, again when rematerialized, and backward
   EXPECT_EQ(dp, 1);        // one expert per device: only the dense weights are all-reduced
   EXPECT_LT(plan.graph.tasks.size(), 200u);
+  // The MoE weights one device holds: its expert of each of the 18 MoE layers, fp32.
+  ASSERT_EQ(plan.metrics.front().first, "moe_weights_GiB");
+  EXPECT_NEAR(plan.metrics.front().second, 18 * 2 * 1024.0 * 8192 * 4 / 1073741824.0, 1e-12);
   w.rematerialization = false;
   w.devices = 512;
   auto no_remat = workload::describe_gshard_step(topo, w);

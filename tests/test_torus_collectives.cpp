@@ -73,6 +73,22 @@ TEST(TorusCollectives, RingPerDimensionAllReduceMatchesItsClosedForm) {
               closed + topo.fabric_profile.launch_latency, 1e-12);
 }
 
+TEST(TorusCollectives, RingPerDimensionAllReduceOnA3DTorus) {
+  // TPU v4 4x4x8, one device per chip: x rings of 4, y rings of 4, z rings of 8, each moving (n-1)/n of
+  // the data left after the previous dimension, half each way round.
+  auto topo = preset("tpu-v4-pod", {{"dims", "[4,4,8]"}});
+  const double S = 512e6, B = 50e9 * topo.fabric_profile.efficiency("ici");
+  const double step = topo.fabric_profile.step("ici"), hop = 1e-6;
+  auto plan = network::plan_collective(topo, make(network::CollectiveKind::all_reduce, all(topo), S));
+  ASSERT_EQ(plan.size(), 6u);
+  double x = 3.0 / 4 * S / 2 / B + 3 * step + hop;
+  double y = 3.0 / 4 * (S / 4) / 2 / B + 3 * step + hop;
+  double z = 7.0 / 8 * (S / 16) / 2 / B + 7 * step + hop;
+  double closed = 2 * (x + y + z) + topo.fabric_profile.launch_latency;
+  EXPECT_NEAR(network::idle_plan_time(topo, plan) / closed, 1.0, 1e-9);
+  EXPECT_NEAR(replay_time(topo, plan) / closed, 1.0, 1e-6);
+}
+
 TEST(TorusCollectives, AllReduceTimeIsRoughlyFlatInDeviceCount) {
   // GShard (Lepikhin et al. 2020, Fig. 9): all-reduce cost roughly constant from 16 to 2048 partitions.
   const double per_device = 64e6;

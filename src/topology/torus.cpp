@@ -281,6 +281,11 @@ Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
   }
 
   const int chips = geo.chips();
+  if (chips < 2) root.fail("dims", "a torus needs at least 2 chips");
+  if (cores > 1 && chips % 2)  // halves of the devices by rank must not split a chip (bisection, placement)
+    root.fail("dims", fmt::format("{} has an odd number of chips ({}); with {} cores per chip use an even "
+                                  "number of chips",
+                                  shape_text(dims), chips, cores));
   for (int c = 0; c < chips; ++c) {
     std::vector<int> xyz = geo.coords(c);
     topo.add_vertex({VertexKind::device, fmt::format("chip({})", fmt::join(xyz, ",")), "chip", c});

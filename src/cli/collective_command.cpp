@@ -123,8 +123,12 @@ void add_collective_command(CLI::App& app) {
       c.bytes = s;
       auto plan = network::plan_collective(topo, c);
       std::string cls = "-";
-      if (!plan.empty()) {
-        auto cost = network::idle_phase_cost(topo, plan.front());
+      if (!plan.empty()) {  // the phase that moves the most data names the bound
+        network::PhaseCost cost;
+        for (const auto& phase : plan) {
+          auto c = network::idle_phase_cost(topo, phase);
+          if (c.transfer >= cost.transfer) cost = c;
+        }
         if (cost.bottleneck_link >= 0) cls = topology::to_string(topo.links[cost.bottleneck_link].cls);
         if (cost.transfer < cost.software) cls = "latency";
       }

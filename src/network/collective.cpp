@@ -7,6 +7,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "podsim/network/torus_collectives.hpp"
+
 namespace podsim::network {
 namespace {
 
@@ -243,6 +245,11 @@ CommPlan scaled(const CommPlan& plan, double factor) {
 }
 
 CommPlan plan_collective(const Topology& topo, const Collective& c) {
+  if (const auto* torus = topology::torus_geometry(topo)) return plan_torus_collective(topo, *torus, c);
+  return plan_collective_generic(topo, c);
+}
+
+CommPlan plan_collective_generic(const Topology& topo, const Collective& c) {
   if (c.group.size() < 2 || c.bytes <= 0) return {};
   switch (c.kind) {
     case CollectiveKind::send_recv: {

@@ -38,7 +38,7 @@ const std::vector<std::string> kSettingColumns = {
     "model_params_billion", "tp", "pp", "dp", "ep", "schedule", "virtual_stages", "micro_batch",
     "global_batch", "microbatches", "recompute", "sequence_parallel", "zero", "precision",
     // mixture of experts
-    "experts", "top_k", "capacity_factor",
+    "experts", "top_k", "capacity_factor", "expert_capacity",
     // wafer-scale systems
     "systems", "execution_mode",
     // parameter servers

@@ -16,6 +16,7 @@ std::map<std::string, FamilyBuilder>& registry() {
   static std::map<std::string, FamilyBuilder> families = {
       {"gpu_cluster", &build_gpu_cluster},
       {"wafer_cluster", &build_wafer_cluster},
+      {"torus", &build_torus},
   };
   return families;
 }

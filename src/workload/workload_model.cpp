@@ -6,6 +6,7 @@
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/workload/cerebras_model.hpp"
+#include "podsim/workload/gshard_builder.hpp"
 #include "podsim/workload/megatron_builder.hpp"
 
 namespace podsim::workload {
@@ -15,6 +16,7 @@ namespace {
 const std::map<std::string, WorkloadFactory>& factories() {
   static const std::map<std::string, WorkloadFactory> table = {
       {"transformer_lm", &make_megatron_model},
+      {"gshard_moe", &make_gshard_model},
   };
   return table;
 }

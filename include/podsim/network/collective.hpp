@@ -36,7 +36,10 @@ double bus_factor(CollectiveKind kind, int ranks);
 // per rail when a group spans several GPUs on each of several servers). Tree: one phase of a reduce+
 // broadcast binary tree. Hierarchical all_reduce: intra-node reduce-scatter, inter-node all_reduce per
 // local rank, intra-node all-gather. Direct: every pair at once (all_to_all).
+// On a torus (TPU pods) the plan comes from torus_collectives.hpp (rings per dimension).
 CommPlan plan_collective(const topology::Topology& topo, const Collective& c);
+// The algorithms above whatever the topology (what plan_collective does on switched fabrics).
+CommPlan plan_collective_generic(const topology::Topology& topo, const Collective& c);
 
 // Several single-phase plans run back to back by the same ranks (e.g. the two all-reduces of a layer)
 // as one phase: bytes of identical (src, dst) flows add up, latencies add up. Exact on an idle network

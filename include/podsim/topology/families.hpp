@@ -19,5 +19,7 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir);
 // kind: wafer_cluster — Cerebras CS-2 systems, a MemoryX weight store and a SwarmX broadcast/reduce tree
 // (wafer_cluster.hpp).
 Topology build_wafer_cluster(const ConfigNode& root, const std::string& base_dir);
+// kind: torus — TPU pods: chips (one or more cores each) on a 2D or 3D torus of ICI links (torus.hpp).
+Topology build_torus(const ConfigNode& root, const std::string& base_dir);
 
 }  // namespace podsim::topology

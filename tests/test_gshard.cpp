@@ -1,0 +1,143 @@
+// The GShard MoE workload: parameters against the paper's model sizes, MoE FLOPs and all-to-all bytes
+// against their closed forms, the step graph, memory, bad input.
+#include <gtest/gtest.h>
+
+#include "podsim/cli/simulation.hpp"
+#include "podsim/core/config_node.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/workload/gshard_builder.hpp"
+#include "podsim/workload/gshard_math.hpp"
+#include "test_helpers.hpp"
+
+using namespace podsim;
+using podsim::testing::preset;
+using podsim::testing::source_path;
+
+namespace {
+
+workload::GShardConfig config(const topology::Topology& topo, const workload::Overrides& sets = {}) {
+  ConfigNode root = ConfigNode::load_file(source_path("workloads/gshard-moe.yaml"));
+  for (const auto& [k, v] : sets) root.apply_override(k, v, "--set workload." + k + "=" + v);
+  root.choice("kind", {"gshard_moe"});
+  return workload::read_gshard_workload(root, topo.device_count());
+}
+
+std::string error_of(const topology::Topology& topo, const workload::Overrides& sets) {
+  try {
+    config(topo, sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(GShard, ParametersMatchThePublishedModelSizes) {
+  // Lepikhin et al. 2020, Table 3 (validation/gshard-moe.csv): MoE(128E,36L) 37B, (512E,36L) 150B,
+  // (2048E,36L) 600B, (2048E,60L) 1T parameters. The paper rounds; podsim counts every weight matrix, and
+  // the dense weights (0.63B) are a larger share of the small models.
+  auto topo = preset("tpu-v3-pod");
+  struct Row {
+    const char *experts, *layers;
+    double billions;
+  };
+  for (Row r : {Row{"128", "36", 37}, Row{"512", "36", 150}, Row{"2048", "36", 600}, Row{"2048", "60", 1000},
+                Row{"2048", "12", 200}}) {
+    auto w = config(topo, {{"model.experts", r.experts}, {"model.layers", r.layers}});
+    EXPECT_NEAR(workload::gshard_params(w).total() / 1e9 / r.billions, 1.0, 0.07)
+        << r.experts << "E " << r.layers;
+  }
+}
+
+TEST(GShard, MoeFlopsAndAllToAllBytesFollowTheirClosedForms) {
+  auto topo = preset("tpu-v3-pod", {{"dims", "[8,8]"}});  // 128 cores
+  auto w = config(topo, {{"model.experts", "256"}, {"training.batch_tokens", "1048576"}});
+  const double M = 1024, H = 8192, E = 256, T = 1048576.0 / 128, k = 2, cf = 1.0;
+  ASSERT_EQ(w.experts_per_device(), 2);
+  const double C = cf * k * T / E;  // per group of T tokens
+  EXPECT_DOUBLE_EQ(w.expert_capacity(), C);
+  // All-to-all: a device sends its [E, C, M] dispatched tensor in bf16 = cf * k * T * M * 2 bytes.
+  EXPECT_DOUBLE_EQ(workload::gshard_all_to_all_bytes(w), cf * k * T * M * 2);
+  auto cm = calibration::ComputeModel(topo.device_profile, {61.5e12, 450e9, 2, 2});
+  auto c = workload::gshard_layer_costs(w, cm);
+  // Experts: 2 experts per device, each C tokens from each of 128 groups, two GEMMs of 2*M*H per token.
+  EXPECT_DOUBLE_EQ(c.experts_forward.flops, 2 * 2 * M * H * (2 * 128 * C));
+  EXPECT_DOUBLE_EQ(c.experts_backward.flops, 2 * c.experts_forward.flops);
+  // Gating logits 2*T*M*E, dispatch and combine one-hot einsums 2*S*E*C*M each.
+  EXPECT_DOUBLE_EQ(c.gate_dispatch_forward.flops, 2 * T * M * E + 2 * T * E * C * M);
+  EXPECT_DOUBLE_EQ(c.combine_forward.flops, 2 * T * E * C * M);
+  // Model FLOPs count top-k experts per token: per-device compute does not depend on the device count.
+  auto w512 = config(preset("tpu-v3-pod", {{"dims", "[16,16]"}}),
+                     {{"model.experts", "256"}, {"training.batch_tokens", "1048576"}});
+  EXPECT_DOUBLE_EQ(workload::gshard_model_flops(w), workload::gshard_model_flops(w512));
+  // Memory: the MoE weights of one device are its experts of every MoE layer.
+  auto mem = workload::gshard_memory(w, topo.device_profile);
+  double expert_weights = 18 * 2 * 2 * M * H * 4;
+  EXPECT_NEAR(mem.weights, (workload::gshard_params(w).dense * 4 + expert_weights), 1);
+}
+
+TEST(GShard, StepHasTheAllToAllsOfEveryMoeLayer) {
+  auto topo = preset("tpu-v3-pod", {{"dims", "[16,16]"}});
+  auto w = config(topo, {{"model.experts", "512"}, {"training.batch_tokens", "1048576"}});
+  auto plan = workload::build_gshard_step(topo, w);
+  int a2a = 0, dp = 0;
+  for (const auto& t : plan.graph.tasks) {
+    a2a += t.plan >= 0 && t.comm_category == workload::Category::ep;
+    dp += t.plan >= 0 && t.comm_category == workload::Category::dp;
+  }
+  EXPECT_EQ(a2a, 18 * 6);  // dispatch + combine forward, again when rematerialized, and backward
+  EXPECT_EQ(dp, 1);        // one expert per device: only the dense weights are all-reduced
+  EXPECT_LT(plan.graph.tasks.size(), 200u);
+  // The MoE weights one device holds: its expert of each of the 18 MoE layers, fp32.
+  ASSERT_EQ(plan.metrics.front().first, "moe_weights_GiB");
+  EXPECT_NEAR(plan.metrics.front().second, 18 * 2 * 1024.0 * 8192 * 4 / 1073741824.0, 1e-12);
+  w.rematerialization = false;
+  w.devices = 512;
+  auto no_remat = workload::describe_gshard_step(topo, w);
+  EXPECT_GT(no_remat.memory[0].activations, plan.memory[0].activations);
+  // Fewer experts than devices: each expert's replicas all-reduce its gradients.
+  auto shared = config(topo, {{"model.experts", "128"}, {"training.batch_tokens", "1048576"}});
+  EXPECT_EQ(shared.devices_per_expert(), 4);
+  auto plan2 = workload::build_gshard_step(topo, shared);
+  dp = 0;
+  for (const auto& t : plan2.graph.tasks) dp += t.plan >= 0 && t.comm_category == workload::Category::dp;
+  EXPECT_EQ(dp, 2);
+}
+
+TEST(GShard, RunsOnTpuAndGpuAndReportsTheAllToAllShare) {
+  for (const auto& [topo_file, sets] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"topologies/tpu-v3-pod.yaml",
+            {"topology.dims=[8,8]", "workload.model.experts=128", "workload.training.batch_tokens=524288"}},
+           {"topologies/dgx-a100-superpod.yaml",
+            {"topology.nodes=4", "workload.model.experts=32", "workload.training.batch_tokens=131072"}}}) {
+    cli::RunRequest req{source_path(topo_file), source_path("workloads/gshard-moe.yaml"), sets};
+    auto r = cli::simulate(req);
+    ASSERT_TRUE(r.ok()) << topo_file << ": " << r.status_detail;
+    EXPECT_GT(r.mean[workload::Category::ep], 0) << topo_file;
+    EXPECT_GT(r.mean[workload::Category::compute], r.mean[workload::Category::ep]) << topo_file;
+    EXPECT_GT(r.mean[workload::Category::dp], 0) << topo_file;
+    EXPECT_NEAR(r.mean.total(), r.step_time(), 1e-9 * r.step_time());
+  }
+}
+
+TEST(GShard, BadInputNamesTheField) {
+  auto topo = preset("tpu-v3-pod", {{"dims", "[4,8]"}});  // 64 cores
+  std::string e = error_of(topo, {{"model.experts", "100"}});
+  EXPECT_NE(e.find("model.experts"), std::string::npos) << e;
+  EXPECT_NE(e.find("cannot be sharded over 64 devices"), std::string::npos) << e;
+  e = error_of(topo, {{"model.capacity_factor", "0"}});
+  EXPECT_NE(e.find("model.capacity_factor"), std::string::npos) << e;
+  e = error_of(topo, {{"model.capacity_factor", "-1.5"}});
+  EXPECT_NE(e.find("more than 0"), std::string::npos) << e;
+  e = error_of(topo, {{"model.layers", "35"}});
+  EXPECT_NE(e.find("even"), std::string::npos) << e;
+  e = error_of(topo, {{"model.top_k", "3000"}});
+  EXPECT_NE(e.find("top_k"), std::string::npos) << e;
+  e = error_of(topo, {{"training.batch_tokens", "1000"}});
+  EXPECT_NE(e.find("batch_tokens"), std::string::npos) << e;
+  e = error_of(topo, {{"parallel.devices", "128"}});
+  EXPECT_NE(e.find("topology has 64"), std::string::npos) << e;
+  EXPECT_TRUE(error_of(topo, {{"model.experts", "32"}}).empty());   // each expert on 2 devices
+  EXPECT_TRUE(error_of(topo, {{"model.experts", "128"}}).empty());  // 2 experts per device
+}

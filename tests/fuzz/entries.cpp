@@ -34,7 +34,13 @@ void topology_yaml(const std::string& text) {
 }
 
 void workload_yaml(const std::string& text) {
-  static const topology::Topology topo = topology::load_topology(kRoot + "/topologies/dgx-a100-superpod.yaml", {{"nodes", "4"}});
+  // The same workload text on each machine family, chosen by the input's length.
+  static const topology::Topology machines[] = {
+      topology::load_topology(kRoot + "/topologies/dgx-a100-superpod.yaml", {{"nodes", "4"}}),
+      topology::load_topology(kRoot + "/topologies/tpu-v3-pod.yaml", {{"dims", "[4, 4]"}}),
+      topology::load_topology(kRoot + "/topologies/cerebras-cs2-cluster.yaml", {{"systems", "2"}}),
+  };
+  const topology::Topology& topo = machines[text.size() % 3];
   rejecting_cleanly([&] {
     auto model = workload::load_workload_model_text(text, "fuzz.yaml", {}, topo);
     auto candidates = model->candidates();

@@ -85,6 +85,8 @@ window.addEventListener('error', e => {
     ['bubble_s', 'bubble / idle', '#c9d1da']];
   Chart.defaults.animation = false;
   Chart.defaults.font.size = 11;
+  Chart.defaults.plugins.legend.position = 'bottom';
+  Chart.defaults.plugins.legend.labels.boxWidth = 12;
   let rendered = 0;
   const note = (id, text) => { const el = document.getElementById(id); if (el) el.textContent = text; };
 
@@ -92,7 +94,14 @@ window.addEventListener('error', e => {
   const devicesSet = new Set(ok.map(r => num(r, 'devices')));
   if (devicesSet.size >= 2) {
     const systems = {};
-    ok.forEach(r => { const s = cell(r, 'topology') + ' \u00b7 ' + cell(r, 'workload'); (systems[s] = systems[s] || []).push(r); });
+    // A series is one machine and model; axes that only size the job (nodes, systems, torus dims, batch)
+    // move along it, every other axis (a case, a bandwidth, a parallel setting) starts a series of its own.
+    const sizing = /^topology\.(nodes|systems|dims)$|global_batch$|batch_tokens$|_file$/;
+    const oneMachine = new Set(ok.map(r => cell(r, 'topology') + '|' + cell(r, 'workload'))).size === 1;
+    const seriesOf = r => (oneMachine ? [] : [cell(r, 'topology'), cell(r, 'workload')]).concat(
+        D.axis_keys.filter(k => !sizing.test(k)).map(k => k.split('.').pop() + '=' + shortValue(k, cell(r, k)))).join(' \u00b7 ')
+        || cell(r, 'topology') + ' \u00b7 ' + cell(r, 'workload');
+    ok.forEach(r => { const s = seriesOf(r); (systems[s] = systems[s] || []).push(r); });
     const datasets = [];
     Object.keys(systems).forEach((s, i) => {
       const rows = systems[s].sort((a, b) => num(a, 'devices') - num(b, 'devices'));

@@ -15,6 +15,7 @@ namespace {
 std::map<std::string, FamilyBuilder>& registry() {
   static std::map<std::string, FamilyBuilder> families = {
       {"gpu_cluster", &build_gpu_cluster},
+      {"cpu_cluster", &build_cpu_cluster},
   };
   return families;
 }

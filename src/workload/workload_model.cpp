@@ -5,6 +5,7 @@
 #include <map>
 
 #include "podsim/core/config_node.hpp"
+#include "podsim/workload/ctr_ps_model.hpp"
 #include "podsim/workload/megatron_builder.hpp"
 
 namespace podsim::workload {
@@ -14,6 +15,7 @@ namespace {
 const std::map<std::string, WorkloadFactory>& factories() {
   static const std::map<std::string, WorkloadFactory> table = {
       {"transformer_lm", &make_megatron_model},
+      {"ctr_sparse_ps", &make_ctr_ps_model},
   };
   return table;
 }

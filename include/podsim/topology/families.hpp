@@ -16,4 +16,8 @@ namespace podsim::topology {
 // a rail-optimized fat tree (DGX SuperPOD and its predecessors).
 Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir);
 
+// kind: cpu_cluster — CPU servers (an in-memory MPI cluster) on one Ethernet/InfiniBand switch or a
+// two-level fat tree; each server is one device whose memory is its DRAM.
+Topology build_cpu_cluster(const ConfigNode& root, const std::string& base_dir);
+
 }  // namespace podsim::topology

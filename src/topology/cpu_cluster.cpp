@@ -98,9 +98,12 @@ Topology build_cpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   std::string shape = net.choice("kind", {"star", "fat_tree"});
   LinkClass cls = parse_link_class(net.choice("link", {"ethernet", "infiniband"}));
   double hop_lat = net.non_negative_or("hop_latency_us", 1.0) * 1e-6;
-  int rack = static_cast<int>(shape == "fat_tree" ? net.positive_integer("rack_nodes") : nodes);
-  double oversub = shape == "fat_tree" ? net.positive_or("oversubscription", 1.0) : 1.0;
+  // A star has no racks: rack_nodes and oversubscription are checked but do not apply to it.
+  int rack = static_cast<int>(shape == "fat_tree" ? net.positive_integer("rack_nodes")
+                                                  : net.positive_integer_or("rack_nodes", nodes));
+  double oversub = net.positive_or("oversubscription", 1.0);
   if (oversub < 1) net.fail("oversubscription", "must be 1 (non-blocking) or more (e.g. 3 for 3:1)");
+  if (shape == "star") rack = static_cast<int>(nodes), oversub = 1;
   net.reject_unknown_keys();
 
   topo.nodes = static_cast<int>(nodes);
@@ -113,7 +116,7 @@ Topology build_cpu_cluster(const ConfigNode& root, const std::string& base_dir) 
     leaf[r] = topo.add_vertex({VertexKind::switch_, fmt::format("rack{}/leaf", r),
                                racks == 1 ? "switch" : "leaf", -1});
   for (int n = 0; n < topo.nodes; ++n) {
-    int v = topo.add_vertex({VertexKind::device, fmt::format("node{}", n), "cpu", n});
+    int v = topo.add_vertex({VertexKind::device, fmt::format("node{}", n), "device", n});
     topo.device_vertex.push_back(v);
     router->vertex_node.resize(topo.vertices.size(), -1);
     router->vertex_node[v] = n;

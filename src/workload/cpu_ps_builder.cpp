@@ -46,7 +46,9 @@ class Builder {
     std::vector<int> all;
     for (int d = 0; d < n_; ++d) all.push_back(d);
     rows_ = network::plan_collective(topo_, collective(CollectiveKind::all_to_all, all, t_.pulled_rows_bytes));
-    allreduce_ = network::plan_collective(topo_, collective(CollectiveKind::all_reduce, all, t_.allreduce_bytes));
+    auto reduce = fastest_all_reduce(topo_, all, t_.allreduce_bytes);
+    allreduce_ = std::move(reduce.plan);
+    allreduce_algorithm_ = reduce.algorithm;
   }
 
   StepPlan describe() const {
@@ -79,6 +81,9 @@ class Builder {
                     w_.model.zipf_exponent, w_.model.embedding.features, t_.unique_per_node,
                     w_.training.batch_per_cpu_node),
         "the whole table lives in the servers' DRAM: no SSD or HBM tier, ps.dram_cache_GiB does not apply",
+        fmt::format("dense gradients: {:.3g} MB all-reduced over {} servers every mini-batch ({}, the fastest "
+                    "on an idle network), applied at most one mini-batch late",
+                    t_.allreduce_bytes / 1e6, n_, network::to_string(allreduce_algorithm_)),
         "metrics ending in _s are busy seconds of one resource per step on an idle system; _GB are bytes "
         "moved per step",
         "DRAM traffic is counted in whole 64-byte lines at the profile's sustained (STREAM-like) bandwidth; "
@@ -203,6 +208,7 @@ class Builder {
   MlpCost mlp_;
   double embedding_s_ = 0, dense_update_s_ = 0;
   CommPlan rows_, allreduce_;
+  network::Algorithm allreduce_algorithm_ = network::Algorithm::ring;
   TaskGraph graph_;
 };
 

@@ -34,6 +34,7 @@ cases=(
   "gpu-4-zipf-1.2|$GPU|workload.model.zipf_exponent=1.2"
   "cpu-150-zipf-1.2|$CPU|workload.model.zipf_exponent=1.2"
   "gpu-4-zipf-1.3|$GPU|workload.model.zipf_exponent=1.3"
+  "gpu-4-zipf-1.3-fp16|$GPU|workload.model.zipf_exponent=1.3 workload.training.precision=fp16"
   "cpu-150-zipf-1.3|$CPU|workload.model.zipf_exponent=1.3"
   "gpu-4-cache-128G|$GPU|workload.ps.dram_cache_GiB=128"
   "gpu-4-cache-256G|$GPU|workload.ps.dram_cache_GiB=256"
@@ -77,6 +78,8 @@ def rate(r):
     try: return float(r["samples_per_s"])
     except (ValueError, KeyError): return 0.0
 ref = rate(base["cpu-150"])
+# The CPU baseline at the same key popularity: cpu-150 (the workload's exponent) or cpu-150-zipf-X.
+same = {r["zipf_exponent"]: rate(r) for r in rows if r["case"] == "cpu-150" or r["case"].startswith("cpu-150-zipf-")}
 def bottleneck(r):
     if r["status"] != "ok": return r["status"]
     m = json.load(open(os.path.join(out, r["case"], "result.json")))["metrics"]
@@ -84,14 +87,17 @@ def bottleneck(r):
     k = max(busy, key=busy.get)
     step = float(r["step_time_s"])
     return f"{k} {100 * busy[k] / step:.0f}%"
-head = ["case", "servers", "devices", "zipf", "cache GiB", "batch (examples)", "examples/s", "vs cpu-150", "busiest resource (% of step)"]
+head = ["case", "servers", "devices", "zipf", "cache GiB", "batch (examples)", "examples/s", "vs cpu-150",
+        "vs cpu-150 same zipf", "busiest resource (% of step)"]
 table = [head]
 for r in rows:
-    servers = r["devices"] if r["workload_kind"] and "V100" not in r["device"] else str(int(r["devices"]) // 8)
+    servers = str(int(r["devices"]) // 8) if "V100" in r["device"] else r["devices"]
     x = rate(r)
     table.append([r["case"], servers, r["devices"], r["zipf_exponent"], r["dram_cache_GiB"] or "-",
                   f'{float(r["examples_per_batch"]):.3g}' if r["examples_per_batch"] else "-",
-                  f"{x:.3g}" if x else "-", f"{x / ref:.2f}x" if x and ref else "-", bottleneck(r)])
+                  f"{x:.3g}" if x else "-", f"{x / ref:.2f}x" if x and ref else "-",
+                  f"{x / same[r['zipf_exponent']]:.2f}x" if x and same.get(r["zipf_exponent"]) else "-",
+                  bottleneck(r)])
 widths = [max(len(row[i]) for row in table) for i in range(len(head))]
 for row in table:
     print("  ".join(cell.rjust(w) for cell, w in zip(row, widths)))

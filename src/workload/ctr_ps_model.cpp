@@ -82,9 +82,10 @@ std::unique_ptr<WorkloadModel> make_ctr_ps_model(const ConfigNode& root, const s
           topo.source_file));
     if (w.ps.dram_cache_bytes > h.memory_bytes)
       throw InputError(fmt::format("{}: the {:.6g} GiB hot-key cache is larger than its tier: a server of {} "
-                                   "has {:.6g} GiB of host DRAM; use at most {:.6g} (less the staging buffers)",
+                                   "has {:.6g} GiB of host DRAM; use less, leaving room to stage the batches being loaded and "
+                                   "dumped",
                                    w.ps.dram_cache_where, w.ps.dram_cache_bytes / GiB, topo.source_file,
-                                   h.memory_bytes / GiB, h.memory_bytes / GiB));
+                                   h.memory_bytes / GiB));
   }
   return std::make_unique<CtrPsModel>(std::move(w), topo);
 }

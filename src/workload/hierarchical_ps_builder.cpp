@@ -86,9 +86,9 @@ class Builder {
     plan.graph.lane_names = {"server 0 (GPU 0, its host and SSD)"};
     plan.settings = settings();
     plan.description = fmt::format(
-        "hierarchical GPU PS, {} servers x {} GPUs: batch of {:.3g} examples ({} per GPU x {} mini-batches), "
+        "hierarchical GPU PS, {} server{} x {} GPUs: batch of {:.3g} examples ({} per GPU x {} mini-batches), "
         "working set {:.3g} rows per server, {}",
-        n_, g_, t_.examples_per_batch, w_.training.batch_per_gpu, m_, t_.unique_per_node,
+        n_, n_ == 1 ? "" : "s", g_, t_.examples_per_batch, w_.training.batch_per_gpu, m_, t_.unique_per_node,
         w_.ps.pipeline ? "load/train/dump pipelined" : "load, train, dump in sequence");
     plan.notes = notes();
     plan.metrics = metrics();
@@ -107,7 +107,7 @@ class Builder {
       throw InfeasibleConfig(
           "out_of_memory",
           fmt::format("the working set of {:.3g} rows per server needs {:.1f} GiB per GPU (rows and optimizer "
-                      "state {:.1f}, MLP {:.2f}, buffers {:.2f}, framework {:.1f}) but a {} has {:.0f} GiB; use "
+                      "state {:.1f}, MLP and activations {:.2f}, buffers {:.2f}, framework {:.1f}) but a {} has {:.0f} GiB; use "
                       "fewer training.minibatches_per_batch (now {}) or a smaller training.batch_per_gpu",
                       t_.unique_per_node, mem.total() / GiB, (mem.weights + mem.optimizer) / GiB,
                       (mem.gradients + mem.activations) / GiB, mem.buffers / GiB, mem.framework / GiB,
@@ -115,7 +115,7 @@ class Builder {
     if (w_.ps.dram_cache_bytes + t_.dram_staging_bytes > h.memory_bytes)
       throw InfeasibleConfig(
           "out_of_memory",
-          fmt::format("host DRAM: the {:.0f} GiB hot-key cache and {:.0f} GiB of staging (the batch being "
+          fmt::format("host DRAM: the {:.0f} GiB hot-key cache and {:.0f} GiB of staging (the batches being "
                       "loaded and the one being dumped) exceed the {:.0f} GiB per server; use a smaller "
                       "ps.dram_cache_GiB or fewer training.minibatches_per_batch",
                       w_.ps.dram_cache_bytes / GiB, t_.dram_staging_bytes / GiB, h.memory_bytes / GiB));
@@ -144,15 +144,17 @@ class Builder {
     int net_pull = g.add_stream("server 0 network pull", 0, 0, false);
     int net_push = g.add_stream("server 0 network push", 0, 0, false);
 
-    // Load batch k+1.
+    // The paper's pipeline stages, each on its own resources and each on a different batch; in sequence
+    // (ps.pipeline: false) every stage waits for the one before.
+    auto after = [&](std::vector<int> previous) { return w_.ps.pipeline ? std::vector<int>{} : previous; };
+    // SSD stage, batch k+2: find its distinct keys, read the rows the owners miss in DRAM.
     int dedup = add(dram_load, 'K', dram_dedup_s_, Category::storage);
     int read = add(ssd, 'R', ssd_read_s_, Category::storage, {dedup});
-    int pulled = add(net_pull, 'P', 0, Category::storage, {read}, add_plan(pull_), Category::stream);
-    int staged = add(dram_load, 'L', dram_load_s_, Category::storage, {read});
-    // Train batch k (after its load when not pipelined).
-    std::vector<int> after_load;
-    if (!w_.ps.pipeline) after_load = {pulled, staged};
-    int last = add(pcie, 'H', pcie_s_, Category::storage, after_load);
+    // Network stage, batch k+1: pull rows from their owners, partition the working set per GPU.
+    int pulled = add(net_pull, 'N', 0, Category::storage, after({read}), add_plan(pull_), Category::stream);
+    int staged = add(dram_load, 'L', dram_load_s_, Category::storage, after({read}));
+    // GPU stage, batch k: host -> HBM, the mini-batches, HBM -> host.
+    int last = add(pcie, 'H', pcie_s_, Category::storage, after({pulled, staged}));
     int rounds = std::min(m_, kRounds);
     double k = static_cast<double>(m_) / rounds;
     int nvlink = add_plan(network::scaled(nvlink_, k));
@@ -165,11 +167,10 @@ class Builder {
       last = add(gpu, 'O', k * (sparse_update_s_ + dense_update_s_), Category::compute);
     }
     int trained = add(pcie, 'H', pcie_s_, Category::storage, {last});
-    // Dump batch k-1 (after training when not pipelined).
-    std::vector<int> after_train;
-    if (!w_.ps.pipeline) after_train = {trained};
-    int pushed = add(net_push, 'P', 0, Category::storage, after_train, add_plan(push_), Category::stream);
-    int merged = add(dram_dump, 'M', dram_dump_s_, Category::storage, after_train);
+    // Dump stage, batch k-1: push updated rows to their owners, merge, write the uncached ones to SSD
+    // (after this step's reads: the SSD serves one request stream at a time).
+    int pushed = add(net_push, 'U', 0, Category::storage, after({trained}), add_plan(push_), Category::stream);
+    int merged = add(dram_dump, 'M', dram_dump_s_, Category::storage, after({trained}));
     add(ssd, 'W', ssd_write_s_, Category::storage, {pushed, merged});
     plan.graph = std::move(graph_);
     return plan;

@@ -94,7 +94,8 @@ HierarchicalPsTraffic hierarchical_ps_traffic(const CtrWorkload& w, const ZipfKe
   r.allreduce_bytes = w.model.dense_params() * element_bytes(w.training.precision);
 
   r.hbm_rows_bytes_per_gpu = r.working_set_bytes / g;
-  r.dram_staging_bytes = 2 * r.working_set_bytes;
+  // Batch k+1 assembled, batch k-1 being dumped, and batch k+2's key set and the rows read for it.
+  r.dram_staging_bytes = 2 * r.working_set_bytes + r.unique_per_node * t.key_bytes + r.ssd_rows_per_node * entry;
   return r;
 }
 

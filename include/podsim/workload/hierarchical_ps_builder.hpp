@@ -2,12 +2,15 @@
 // Massive Scale Deep Learning Ads Systems", MLSys 2020) on a gpu_cluster with host DRAM and SSDs: one
 // steady-state batch period -> task graph.
 //
-// One step is one batch: `minibatches` mini-batches on every GPU that share one working set in HBM. As in
-// the paper's pipeline, three batches are in flight: batch k trains (host -> HBM over PCIe, the
-// mini-batches, HBM -> host), batch k+1 is loaded (dedup of its keys, SSD reads of the rows that miss the
-// DRAM cache, all-to-all pull of rows owned by other servers, partition into per-GPU buffers) and batch
-// k-1 is dumped (all-to-all push of updated rows to their owners, merge, SSD writes). With
-// `ps.pipeline: false` the three run one after another.
+// One step is one batch period: `minibatches` mini-batches on every GPU that share one working set in
+// HBM. As in the paper's pipeline (network, CPU, SSD and GPU stages, each busy with a different batch),
+// four batches are in flight: the SSD stage finds the distinct keys of batch k+2 and reads the rows their
+// owners miss in DRAM; the network stage pulls the rows of batch k+1 from their owners (all-to-all) and
+// partitions them per GPU; the GPU stage trains batch k (host -> HBM over PCIe, the mini-batches, HBM ->
+// host); the dump stage pushes the updated rows of batch k-1 to their owners (all-to-all), which merge
+// them and write the rows they do not cache to SSD. A step lasts as long as its slowest stage, with the
+// stages slowing each other where they share a resource (the SSD, the NIC). With `ps.pipeline: false`
+// the stages run one after another.
 //
 // Storage tiers are device time, not network flows: SSD, host DRAM and PCIe copies are timers on streams
 // of their own (a stream runs its tasks in order, so the SSD's reads for the next batch and writes for the

@@ -67,7 +67,7 @@ struct HierarchicalPsTraffic {
   double allreduce_bytes = 0;        // dense gradients
   // Memory
   double hbm_rows_bytes_per_gpu = 0;    // the GPU's share of the working set
-  double dram_staging_bytes = 0;        // next batch being loaded + previous batch being dumped
+  double dram_staging_bytes = 0;        // batches being loaded (k+1, k+2) and dumped (k-1) in host DRAM
   double ssd_shard_bytes = 0;           // the table rows a server owns
 };
 

@@ -80,6 +80,12 @@ def rate(r):
 ref = rate(base["cpu-150"])
 # The CPU baseline at the same key popularity: cpu-150 (the workload's exponent) or cpu-150-zipf-X.
 same = {r["zipf_exponent"]: rate(r) for r in rows if r["case"] == "cpu-150" or r["case"].startswith("cpu-150-zipf-")}
+EXPOSED = {"compute_s": "compute", "stream_exposed_s": "pull/push", "storage_exposed_s": "host/SSD",
+           "dp_exposed_s": "all-reduce", "bubble_s": "idle"}
+def exposed(r):
+    if r["status"] != "ok": return "-"
+    k = max(EXPOSED, key=lambda c: float(r[c] or 0))
+    return f"{EXPOSED[k]} {100 * float(r[k]) / float(r['step_time_s']):.0f}%"
 def bottleneck(r):
     if r["status"] != "ok": return r["status"]
     m = json.load(open(os.path.join(out, r["case"], "result.json")))["metrics"]
@@ -88,7 +94,7 @@ def bottleneck(r):
     step = float(r["step_time_s"])
     return f"{k} {100 * busy[k] / step:.0f}%"
 head = ["case", "servers", "devices", "zipf", "cache GiB", "batch (examples)", "examples/s", "vs cpu-150",
-        "vs cpu-150 same zipf", "busiest resource (% of step)"]
+        "vs cpu-150 same zipf", "most time (exposed)", "busiest resource (busy % of step)"]
 table = [head]
 for r in rows:
     servers = str(int(r["devices"]) // 8) if "V100" in r["device"] else r["devices"]
@@ -97,7 +103,7 @@ for r in rows:
                   f'{float(r["examples_per_batch"]):.3g}' if r["examples_per_batch"] else "-",
                   f"{x:.3g}" if x else "-", f"{x / ref:.2f}x" if x and ref else "-",
                   f"{x / same[r['zipf_exponent']]:.2f}x" if x and same.get(r["zipf_exponent"]) else "-",
-                  bottleneck(r)])
+                  exposed(r), bottleneck(r)])
 widths = [max(len(row[i]) for row in table) for i in range(len(head))]
 for row in table:
     print("  ".join(cell.rjust(w) for cell, w in zip(row, widths)))

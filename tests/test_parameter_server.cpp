@@ -101,7 +101,8 @@ TEST(ParameterServer, UniqueKeysPerBatchMatchMonteCarlo) {
       double sd = std::sqrt(std::max(0.0, sum_sq / trials - mean * mean));
       double expected = zipf.expected_unique(static_cast<double>(draws));
       // Within 5 standard errors of the Monte Carlo mean, and within 0.5% (the sampling noise is tiny).
-      EXPECT_NEAR(expected, mean, 5 * sd / std::sqrt(trials) + 0.005 * mean) << "s=" << s << " draws=" << draws;
+      EXPECT_NEAR(expected, mean, 5 * sd / std::sqrt(trials) + 0.005 * mean)
+          << "s=" << s << " draws=" << draws;
     }
 }
 
@@ -192,7 +193,8 @@ TEST(ParameterServer, BytesPerTierFollowTheirDefinitions) {
   CtrWorkload wide = ctr_workload({{"model.embedding.dimension", "512"}});
   ZipfKeys wide_zipf(wide.model.embedding.features, wide.model.zipf_exponent);
   auto wt = hierarchical_ps_traffic(wide, wide_zipf, 4, 8, 4, 0);
-  EXPECT_NEAR(wt.ssd_read_ios, wt.ssd_rows_per_node * std::ceil(wide.model.embedding.entry_bytes() / 4096), 1e-3);
+  EXPECT_NEAR(wt.ssd_read_ios, wt.ssd_rows_per_node * std::ceil(wide.model.embedding.entry_bytes() / 4096),
+              1e-3);
 
   // CPU parameter server: a mini-batch's distinct keys, (N-1)/N of them from other servers, weights only.
   auto c = cpu_ps_traffic(w, zipf, 150);
@@ -284,7 +286,8 @@ TEST(ParameterServer, PrefetchCannotHideTheSharedSsd) {
 
 TEST(ParameterServer, SameWorkloadRunsOnGpuAndCpuClusters) {
   cli::RunRequest gpu{podsim::testing::source_path("topologies/gpu-ps-4node.yaml"),
-                      podsim::testing::source_path(kWorkload), {}};
+                      podsim::testing::source_path(kWorkload),
+                      {}};
   auto g = cli::simulate(gpu);
   ASSERT_EQ(g.status, "ok") << g.status_detail;
   EXPECT_GT(g.samples_per_s(), 0);
@@ -293,7 +296,8 @@ TEST(ParameterServer, SameWorkloadRunsOnGpuAndCpuClusters) {
   EXPECT_GT(g.mean[Category::stream], 0);
 
   cli::RunRequest cpu{podsim::testing::source_path("topologies/cpu-mpi-cluster.yaml"),
-                      podsim::testing::source_path(kWorkload), {}};
+                      podsim::testing::source_path(kWorkload),
+                      {}};
   auto c = cli::simulate(cpu);
   ASSERT_EQ(c.status, "ok") << c.status_detail;
   EXPECT_EQ(c.devices(), 150);
@@ -315,7 +319,8 @@ TEST(ParameterServer, MoreServersAndSteeperPopularityAreFaster) {
                       podsim::testing::source_path(kWorkload), std::move(sets)};
     return cli::simulate(r).samples_per_s();
   };
-  EXPECT_GT(run("cpu-mpi-cluster", {"topology.nodes=300"}), 1.5 * run("cpu-mpi-cluster", {"topology.nodes=150"}));
+  EXPECT_GT(run("cpu-mpi-cluster", {"topology.nodes=300"}),
+            1.5 * run("cpu-mpi-cluster", {"topology.nodes=150"}));
   std::vector<std::string> fixed = {"workload.training.minibatches_per_batch=256"};
   auto steep = fixed;
   steep.push_back("workload.model.zipf_exponent=1.3");
@@ -378,7 +383,7 @@ TEST(CpuCluster, RacksUnderOneSpine) {
   EXPECT_EQ(topo.device_count(), 150);
   auto roles = topo.role_counts();
   EXPECT_EQ(roles["device"], 150);  // one device per server: the CPUs and their DRAM
-  EXPECT_EQ(roles["leaf"], 4);  // racks of 40
+  EXPECT_EQ(roles["leaf"], 4);      // racks of 40
   EXPECT_EQ(roles["spine"], 1);
   EXPECT_EQ(topology::connected_components(topo), 1);
   EXPECT_TRUE(topology::check_routes(topo, 40).empty());

@@ -113,8 +113,8 @@ Topology build_cpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   int racks = (topo.nodes + rack - 1) / rack;
   std::vector<int> leaf(racks);
   for (int r = 0; r < racks; ++r)
-    leaf[r] = topo.add_vertex({VertexKind::switch_, fmt::format("rack{}/leaf", r),
-                               racks == 1 ? "switch" : "leaf", -1});
+    leaf[r] = topo.add_vertex(
+        {VertexKind::switch_, fmt::format("rack{}/leaf", r), racks == 1 ? "switch" : "leaf", -1});
   for (int n = 0; n < topo.nodes; ++n) {
     int v = topo.add_vertex({VertexKind::device, fmt::format("node{}", n), "device", n});
     topo.device_vertex.push_back(v);
@@ -125,16 +125,17 @@ Topology build_cpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   if (racks > 1) {
     int spine = topo.add_vertex({VertexKind::switch_, "spine", "spine", -1});
     double trunk = std::ceil(rack / oversub) * nic_bw;
-    for (int r = 0; r < racks; ++r) router->trunk.push_back(topo.add_link(leaf[r], spine, trunk, hop_lat, cls));
+    for (int r = 0; r < racks; ++r)
+      router->trunk.push_back(topo.add_link(leaf[r], spine, trunk, hop_lat, cls));
   }
   router->vertex_node.resize(topo.vertices.size(), -1);
   topo.facts = {
       {"servers", fmt::format("{} x {} ({} cores, {:.0f} GiB DRAM at {:.0f} GB/s)", topo.nodes,
                               topo.device.name, topo.device.sm_count, memory / GiB, memory_bw / 1e9)},
-      {"network", fmt::format("{} Gb/s {} per server, {}", nic_bw * 8 / 1e9, to_string(cls),
-                              racks == 1 ? std::string("one switch")
-                                         : fmt::format("{} racks of {} under one spine, {}:1", racks, rack,
-                                                       oversub))},
+      {"network",
+       fmt::format("{} Gb/s {} per server, {}", nic_bw * 8 / 1e9, to_string(cls),
+                   racks == 1 ? std::string("one switch")
+                              : fmt::format("{} racks of {} under one spine, {}:1", racks, rack, oversub))},
   };
   topo.set_router(std::move(router));
   apply_fabric_profile(topo, root, base_dir);

@@ -45,7 +45,8 @@ class Builder {
     dense_update_s_ = cm_.memory_op(2 * dense * (2 * eb + w_.training.dense_optimizer_bytes_per_param));
     std::vector<int> all;
     for (int d = 0; d < n_; ++d) all.push_back(d);
-    rows_ = network::plan_collective(topo_, collective(CollectiveKind::all_to_all, all, t_.pulled_rows_bytes));
+    rows_ =
+        network::plan_collective(topo_, collective(CollectiveKind::all_to_all, all, t_.pulled_rows_bytes));
     auto reduce = fastest_all_reduce(topo_, all, t_.allreduce_bytes);
     allreduce_ = std::move(reduce.plan);
     allreduce_algorithm_ = reduce.algorithm;
@@ -81,9 +82,10 @@ class Builder {
                     w_.model.zipf_exponent, w_.model.embedding.features, t_.unique_per_node,
                     w_.training.batch_per_cpu_node),
         "the whole table lives in the servers' DRAM: no SSD or HBM tier, ps.dram_cache_GiB does not apply",
-        fmt::format("dense gradients: {:.3g} MB all-reduced over {} servers every mini-batch ({}, the fastest "
-                    "on an idle network), applied at most one mini-batch late",
-                    t_.allreduce_bytes / 1e6, n_, network::to_string(allreduce_algorithm_)),
+        fmt::format(
+            "dense gradients: {:.3g} MB all-reduced over {} servers every mini-batch ({}, the fastest "
+            "on an idle network), applied at most one mini-batch late",
+            t_.allreduce_bytes / 1e6, n_, network::to_string(allreduce_algorithm_)),
         "metrics ending in _s are busy seconds of one resource per step on an idle system; _GB are bytes "
         "moved per step",
         "DRAM traffic is counted in whole 64-byte lines at the profile's sustained (STREAM-like) bandwidth; "
@@ -122,10 +124,11 @@ class Builder {
                  : std::string("the server's DRAM cannot even hold the buffers");
     throw InfeasibleConfig(
         "out_of_memory",
-        fmt::format("DRAM: each of {} servers holds 1/{} of the {:.3g} TB table = {:.1f} GiB, plus {:.1f} GiB of "
-                    "MLP, buffers and framework, but has {:.0f} GiB; {}",
-                    n_, n_, w_.model.embedding.table_bytes() / 1e12, t_.table_bytes_per_node / GiB, other / GiB,
-                    topo_.device.hbm_bytes / GiB, need));
+        fmt::format(
+            "DRAM: each of {} servers holds 1/{} of the {:.3g} TB table = {:.1f} GiB, plus {:.1f} GiB of "
+            "MLP, buffers and framework, but has {:.0f} GiB; {}",
+            n_, n_, w_.model.embedding.table_bytes() / 1e12, t_.table_bytes_per_node / GiB, other / GiB,
+            topo_.device.hbm_bytes / GiB, need));
   }
 
   StepPlan build() {
@@ -153,7 +156,8 @@ class Builder {
       std::vector<int> deps;
       if (prev_pull >= 0) deps.push_back(prev_pull);
       if (r >= 2) deps.push_back(reduces[r - 2]);
-      int compute = add(cpu, 'F', k * (mlp_.seconds() + embedding_s_ + dense_update_s_), Category::compute, deps);
+      int compute =
+          add(cpu, 'F', k * (mlp_.seconds() + embedding_s_ + dense_update_s_), Category::compute, deps);
       // Prefetch of the next round's rows, once the buffer of the round before this one is free.
       std::vector<int> pull_deps;
       if (prev_compute >= 0) pull_deps.push_back(prev_compute);
@@ -189,7 +193,8 @@ class Builder {
     double dense = w_.model.dense_params(), eb = element_bytes(w_.training.precision);
     MemoryBreakdown m;
     m.weights = rows * (e.key_bytes + e.value_bytes()) + dense * eb;
-    m.optimizer = rows * e.dimension * e.optimizer_bytes_per_value + dense * w_.training.dense_optimizer_bytes_per_param;
+    m.optimizer = rows * e.dimension * e.optimizer_bytes_per_value +
+                  dense * w_.training.dense_optimizer_bytes_per_param;
     m.gradients = dense * eb;
     double width_sum = 0;
     for (int wd : w_.model.mlp_widths()) width_sum += wd;

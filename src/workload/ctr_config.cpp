@@ -43,9 +43,9 @@ CtrWorkload read_ctr_workload(const ConfigNode& root, const std::string& file) {
   w.model.slots = static_cast<int>(model.positive_integer("slots"));
   w.model.nonzeros_per_example = model.positive("nonzeros_per_example");
   if (w.model.nonzeros_per_example < w.model.slots)
-    model.fail("nonzeros_per_example",
-               fmt::format("an example has at least one feature per slot: use {} (slots) or more",
-                           w.model.slots));
+    model.fail(
+        "nonzeros_per_example",
+        fmt::format("an example has at least one feature per slot: use {} (slots) or more", w.model.slots));
   w.model.zipf_exponent = model.number("zipf_exponent");
   if (w.model.zipf_exponent < 0)
     model.fail("zipf_exponent",
@@ -67,7 +67,8 @@ CtrWorkload read_ctr_workload(const ConfigNode& root, const std::string& file) {
   w.training.batch_per_gpu = static_cast<int>(tr.positive_integer("batch_per_gpu"));
   w.training.batch_per_cpu_node =
       static_cast<int>(tr.positive_integer_or("batch_per_cpu_node", w.training.batch_per_gpu));
-  w.training.minibatches_per_batch = static_cast<int>(tr.positive_integer_or_auto("minibatches_per_batch", 0));
+  w.training.minibatches_per_batch =
+      static_cast<int>(tr.positive_integer_or_auto("minibatches_per_batch", 0));
   std::string precision = tr.choice_or("precision", {"fp32", "tf32", "fp16", "bf16"}, "fp32");
   w.training.precision = topology::parse_precision(precision);
   w.training.dense_optimizer_bytes_per_param = tr.non_negative_or("dense_optimizer_bytes_per_param", 8);

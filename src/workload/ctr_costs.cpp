@@ -9,7 +9,8 @@
 
 namespace podsim::workload {
 
-calibration::ComputeModel device_compute_model(const topology::Topology& topo, topology::Precision precision) {
+calibration::ComputeModel device_compute_model(const topology::Topology& topo,
+                                               topology::Precision precision) {
   calibration::DeviceRates rates;
   rates.peak_flops = topo.device.peak(precision);
   rates.hbm_bandwidth = topo.device.hbm_bandwidth;
@@ -34,17 +35,20 @@ MlpCost mlp_cost(const std::vector<int>& widths, double batch, const calibration
     std::string layer = fmt::format("layer {} ({}x{})", l, widths[l], widths[l + 1]);
     cost.kernels.push_back({"mlp forward", layer + " GEMM", fwd.seconds, fwd.flops, 0});
     cost.kernels.push_back({"mlp forward", layer + " bias+activation", act, 0, 2 * batch * out * eb});
-    cost.kernels.push_back({"mlp backward", layer + " activation gradient", act_grad, 0, 3 * batch * out * eb});
+    cost.kernels.push_back(
+        {"mlp backward", layer + " activation gradient", act_grad, 0, 3 * batch * out * eb});
     cost.kernels.push_back({"mlp backward", layer + " data-gradient GEMM", dgrad.seconds, dgrad.flops, 0});
     cost.kernels.push_back({"mlp backward", layer + " weight-gradient GEMM", wgrad.seconds, wgrad.flops, 0});
   }
   return cost;
 }
 
-AllReducePlan fastest_all_reduce(const topology::Topology& topo, const std::vector<int>& group, double bytes) {
+AllReducePlan fastest_all_reduce(const topology::Topology& topo, const std::vector<int>& group,
+                                 double bytes) {
   AllReducePlan best;
   double best_time = std::numeric_limits<double>::infinity();
-  for (auto algorithm : {network::Algorithm::ring, network::Algorithm::tree, network::Algorithm::hierarchical}) {
+  for (auto algorithm :
+       {network::Algorithm::ring, network::Algorithm::tree, network::Algorithm::hierarchical}) {
     network::Collective c;
     c.kind = network::CollectiveKind::all_reduce;
     c.group = group;

@@ -20,7 +20,8 @@ class CtrPsModel final : public WorkloadModel {
   CtrPsModel(CtrWorkload w, const topology::Topology& topo) : w_(std::move(w)), topo_(topo) {
     gpu_ = topo_.kind == "gpu_cluster";
     if (!gpu_) {
-      settings_ = {w_.training.minibatches_per_batch ? w_.training.minibatches_per_batch : kCpuMinibatchesPerStep};
+      settings_ = {w_.training.minibatches_per_batch ? w_.training.minibatches_per_batch
+                                                     : kCpuMinibatchesPerStep};
       return;
     }
     if (w_.training.minibatches_per_batch) {
@@ -49,7 +50,8 @@ class CtrPsModel final : public WorkloadModel {
     return out;
   }
   StepPlan build(size_t i) const override {
-    return gpu_ ? build_hierarchical_ps_step(topo_, w_, settings_.at(i)) : build_cpu_ps_step(topo_, w_, settings_.at(i));
+    return gpu_ ? build_hierarchical_ps_step(topo_, w_, settings_.at(i))
+                : build_cpu_ps_step(topo_, w_, settings_.at(i));
   }
   StepPlan describe_infeasible(size_t i) const override {
     return gpu_ ? describe_hierarchical_ps_step(topo_, w_, settings_.at(i))
@@ -69,9 +71,10 @@ std::unique_ptr<WorkloadModel> make_ctr_ps_model(const ConfigNode& root, const s
                                                  const topology::Topology& topo) {
   CtrWorkload w = read_ctr_workload(root, file);
   if (topo.kind != "gpu_cluster" && topo.kind != "cpu_cluster")
-    throw InputError(fmt::format("{}: kind ctr_sparse_ps runs on a gpu_cluster (hierarchical GPU parameter "
-                                 "server) or a cpu_cluster (in-memory CPU parameter server), not on a {} ({})",
-                                 file, topo.kind, topo.source_file));
+    throw InputError(
+        fmt::format("{}: kind ctr_sparse_ps runs on a gpu_cluster (hierarchical GPU parameter "
+                    "server) or a cpu_cluster (in-memory CPU parameter server), not on a {} ({})",
+                    file, topo.kind, topo.source_file));
   if (topo.kind == "gpu_cluster") {
     const auto& h = topo.host;
     if (!h.has_memory() || !h.has_ssd() || h.pcie_bandwidth <= 0)
@@ -81,11 +84,11 @@ std::unique_ptr<WorkloadModel> make_ctr_ps_model(const ConfigNode& root, const s
           "topologies/gpu-ps-4node.yaml)",
           topo.source_file));
     if (w.ps.dram_cache_bytes > h.memory_bytes)
-      throw InputError(fmt::format("{}: the {:.6g} GiB hot-key cache is larger than its tier: a server of {} "
-                                   "has {:.6g} GiB of host DRAM; use less, leaving room to stage the batches being loaded and "
-                                   "dumped",
-                                   w.ps.dram_cache_where, w.ps.dram_cache_bytes / GiB, topo.source_file,
-                                   h.memory_bytes / GiB));
+      throw InputError(fmt::format(
+          "{}: the {:.6g} GiB hot-key cache is larger than its tier: a server of {} "
+          "has {:.6g} GiB of host DRAM; use less, leaving room to stage the batches being loaded and "
+          "dumped",
+          w.ps.dram_cache_where, w.ps.dram_cache_bytes / GiB, topo.source_file, h.memory_bytes / GiB));
   }
   return std::make_unique<CtrPsModel>(std::move(w), topo);
 }

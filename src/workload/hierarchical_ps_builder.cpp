@@ -46,7 +46,8 @@ class Builder {
     double share = t_.hbm_bytes_per_gpu;
     const auto& e = w_.model.embedding;
     double b = w_.training.batch_per_gpu, draws = b * w_.model.nonzeros_per_example;
-    double lookup = draws * (kHbmSectorBytes + hbm_sectors(e.value_bytes())) + b * w_.model.slots * e.value_bytes();
+    double lookup =
+        draws * (kHbmSectorBytes + hbm_sectors(e.value_bytes())) + b * w_.model.slots * e.value_bytes();
     double scatter = b * w_.model.slots * e.value_bytes() + 2 * draws * hbm_sectors(e.value_bytes());
     double update = share - lookup - scatter;
     emb_forward_s_ = cm_.memory_op(lookup);
@@ -65,7 +66,8 @@ class Builder {
     // Network plans (unscaled: one mini-batch, or one batch for pull/push).
     for (int d = 0; d < g_; ++d) node0_.push_back(d);
     for (int d = 0; d < topo_.device_count(); ++d) all_.push_back(d);
-    nvlink_ = network::plan_collective(topo_, collective(CollectiveKind::all_to_all, node0_, t_.nvlink_bytes_per_gpu));
+    nvlink_ = network::plan_collective(
+        topo_, collective(CollectiveKind::all_to_all, node0_, t_.nvlink_bytes_per_gpu));
     auto reduce = fastest_all_reduce(topo_, all_, t_.allreduce_bytes);
     allreduce_ = std::move(reduce.plan);
     allreduce_algorithm_ = reduce.algorithm;
@@ -86,7 +88,8 @@ class Builder {
     plan.graph.lane_names = {"server 0 (GPU 0, its host and SSD)"};
     plan.settings = settings();
     plan.description = fmt::format(
-        "hierarchical GPU PS, {} server{} x {} GPUs: batch of {:.3g} examples ({} per GPU x {} mini-batches), "
+        "hierarchical GPU PS, {} server{} x {} GPUs: batch of {:.3g} examples ({} per GPU x {} "
+        "mini-batches), "
         "working set {:.3g} rows per server, {}",
         n_, n_ == 1 ? "" : "s", g_, t_.examples_per_batch, w_.training.batch_per_gpu, m_, t_.unique_per_node,
         w_.ps.pipeline ? "load/train/dump pipelined" : "load, train, dump in sequence");
@@ -106,12 +109,14 @@ class Builder {
     if (mem.total() > topo_.device.hbm_bytes)
       throw InfeasibleConfig(
           "out_of_memory",
-          fmt::format("the working set of {:.3g} rows per server needs {:.1f} GiB per GPU (rows and optimizer "
-                      "state {:.1f}, MLP and activations {:.2f}, buffers {:.2f}, framework {:.1f}) but a {} has {:.0f} GiB; use "
-                      "fewer training.minibatches_per_batch (now {}) or a smaller training.batch_per_gpu",
-                      t_.unique_per_node, mem.total() / GiB, (mem.weights + mem.optimizer) / GiB,
-                      (mem.gradients + mem.activations) / GiB, mem.buffers / GiB, mem.framework / GiB,
-                      topo_.device.name, topo_.device.hbm_bytes / GiB, m_));
+          fmt::format(
+              "the working set of {:.3g} rows per server needs {:.1f} GiB per GPU (rows and optimizer "
+              "state {:.1f}, MLP and activations {:.2f}, buffers {:.2f}, framework {:.1f}) but a {} has "
+              "{:.0f} GiB; use "
+              "fewer training.minibatches_per_batch (now {}) or a smaller training.batch_per_gpu",
+              t_.unique_per_node, mem.total() / GiB, (mem.weights + mem.optimizer) / GiB,
+              (mem.gradients + mem.activations) / GiB, mem.buffers / GiB, mem.framework / GiB,
+              topo_.device.name, topo_.device.hbm_bytes / GiB, m_));
     if (w_.ps.dram_cache_bytes + t_.dram_staging_bytes > h.memory_bytes)
       throw InfeasibleConfig(
           "out_of_memory",
@@ -124,7 +129,8 @@ class Builder {
           "out_of_memory",
           fmt::format("SSD: each server stores 1/{} of the {:.3g} TB table = {:.3g} TB but has {:.3g} TB; "
                       "use at least {} servers",
-                      n_, w_.model.embedding.table_bytes() / 1e12, t_.ssd_shard_bytes / 1e12, h.ssd_bytes / 1e12,
+                      n_, w_.model.embedding.table_bytes() / 1e12, t_.ssd_shard_bytes / 1e12,
+                      h.ssd_bytes / 1e12,
                       static_cast<int>(std::ceil(w_.model.embedding.table_bytes() / h.ssd_bytes))));
   }
 
@@ -169,7 +175,8 @@ class Builder {
     int trained = add(pcie, 'H', pcie_s_, Category::storage, {last});
     // Dump stage, batch k-1: push updated rows to their owners, merge, write the uncached ones to SSD
     // (after this step's reads: the SSD serves one request stream at a time).
-    int pushed = add(net_push, 'U', 0, Category::storage, after({trained}), add_plan(push_), Category::stream);
+    int pushed =
+        add(net_push, 'U', 0, Category::storage, after({trained}), add_plan(push_), Category::stream);
     int merged = add(dram_dump, 'M', dram_dump_s_, Category::storage, after({trained}));
     add(ssd, 'W', ssd_write_s_, Category::storage, {pushed, merged});
     plan.graph = std::move(graph_);
@@ -217,7 +224,8 @@ class Builder {
     double dense = w_.model.dense_params(), eb = element_bytes(w_.training.precision);
     MemoryBreakdown m;
     m.weights = rows * (e.key_bytes + e.value_bytes()) + dense * eb;
-    m.optimizer = rows * e.dimension * e.optimizer_bytes_per_value + dense * w_.training.dense_optimizer_bytes_per_param;
+    m.optimizer = rows * e.dimension * e.optimizer_bytes_per_value +
+                  dense * w_.training.dense_optimizer_bytes_per_param;
     m.gradients = dense * eb;
     double width_sum = 0;
     for (int wd : w_.model.mlp_widths()) width_sum += wd;
@@ -264,9 +272,10 @@ class Builder {
 
   std::vector<std::string> notes() const {
     return {
-        fmt::format("folded: {} servers x {} GPUs are represented by server 0 and its GPU 0; every server's "
-                    "pull/push and every GPU's all-reduce are on the network; {} mini-batches run as {} tasks",
-                    n_, g_, m_, std::min(m_, kRounds)),
+        fmt::format(
+            "folded: {} servers x {} GPUs are represented by server 0 and its GPU 0; every server's "
+            "pull/push and every GPU's all-reduce are on the network; {} mini-batches run as {} tasks",
+            n_, g_, m_, std::min(m_, kRounds)),
         fmt::format("keys: Zipf exponent {:g} over {:.3g} rows; {:.3g} distinct keys per server per batch, "
                     "{:.3g} per GPU mini-batch; DRAM caches hold the {:.3g} hottest rows ({:.1f}% of key "
                     "draws, {:.1f}% of a batch's distinct rows)",
@@ -295,7 +304,8 @@ class Builder {
   HierarchicalPsTraffic t_;
   MlpCost mlp_;
   double emb_forward_s_ = 0, emb_backward_s_ = 0, sparse_update_s_ = 0, dense_update_s_ = 0;
-  double pcie_s_ = 0, dram_dedup_s_ = 0, dram_load_s_ = 0, dram_dump_s_ = 0, ssd_read_s_ = 0, ssd_write_s_ = 0;
+  double pcie_s_ = 0, dram_dedup_s_ = 0, dram_load_s_ = 0, dram_dump_s_ = 0, ssd_read_s_ = 0,
+         ssd_write_s_ = 0;
   std::vector<int> node0_, all_;
   CommPlan nvlink_, allreduce_, pull_, push_;
   network::Algorithm allreduce_algorithm_ = network::Algorithm::ring;
@@ -308,7 +318,8 @@ StepPlan build_hierarchical_ps_step(const topology::Topology& topo, const CtrWor
   return Builder(topo, w, minibatches).build();
 }
 
-StepPlan describe_hierarchical_ps_step(const topology::Topology& topo, const CtrWorkload& w, int minibatches) {
+StepPlan describe_hierarchical_ps_step(const topology::Topology& topo, const CtrWorkload& w,
+                                       int minibatches) {
   return Builder(topo, w, minibatches).describe();
 }
 

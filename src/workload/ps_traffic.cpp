@@ -73,8 +73,8 @@ HierarchicalPsTraffic hierarchical_ps_traffic(const CtrWorkload& w, const ZipfKe
   // received rows written (as many as a server requests, by symmetry), and the working set partitioned
   // into per-GPU buffers (read + write).
   r.dram_dedup_bytes = dedup_bytes(r.draws_per_node, r.unique_per_node, t.key_bytes);
-  r.dram_load_bytes = r.dram_dedup_bytes + r.ssd_rows_per_node * line + 2 * remote * r.unique_per_node * line +
-                      2 * r.unique_per_node * line;
+  r.dram_load_bytes = r.dram_dedup_bytes + r.ssd_rows_per_node * line +
+                      2 * remote * r.unique_per_node * line + 2 * r.unique_per_node * line;
   // Dump: pushed rows read, received rows merged into the owner's table (write + read-modify-write), the
   // server's own rows written back, rows leaving for SSD read.
   r.dram_dump_bytes = remote * r.unique_per_node * line + 2 * remote * r.unique_per_node * line +
@@ -87,15 +87,16 @@ HierarchicalPsTraffic hierarchical_ps_traffic(const CtrWorkload& w, const ZipfKe
   r.nvlink_bytes_per_gpu = u * value;  // the all-to-all's per-GPU buffer; (g-1)/g of it crosses NVLink
   const double pooled = b * w.model.slots * value;
   r.hbm_bytes_per_gpu = draws_gpu * (kHbmSectorBytes + hbm_sectors(value))  // key probe + row lookup
-                        + pooled                                          // pooled output
-                        + pooled + 2 * draws_gpu * hbm_sectors(value)     // backward: scatter-add
+                        + pooled                                            // pooled output
+                        + pooled + 2 * draws_gpu * hbm_sectors(value)       // backward: scatter-add
                         + 2 * u * hbm_sectors(value + t.dimension * t.optimizer_bytes_per_value)  // optimizer
                         + 4 * u * value;  // pull/push buffers on both ends
   r.allreduce_bytes = w.model.dense_params() * element_bytes(w.training.precision);
 
   r.hbm_rows_bytes_per_gpu = r.working_set_bytes / g;
   // Batch k+1 assembled, batch k-1 being dumped, and batch k+2's key set and the rows read for it.
-  r.dram_staging_bytes = 2 * r.working_set_bytes + r.unique_per_node * t.key_bytes + r.ssd_rows_per_node * entry;
+  r.dram_staging_bytes =
+      2 * r.working_set_bytes + r.unique_per_node * t.key_bytes + r.ssd_rows_per_node * entry;
   return r;
 }
 
@@ -114,9 +115,9 @@ CpuPsTraffic cpu_ps_traffic(const CtrWorkload& w, const ZipfKeys& zipf, int node
   // Worker: dedup probes, received rows written, lookups for pooling, pooled output, gradient scatter-add,
   // gradients read to push. Owner (as many rows as a worker requests, by symmetry): rows looked up to
   // serve pulls, rows updated by the optimizer (read-modify-write of weights and state).
-  r.dram_bytes = dedup_bytes(r.draws_per_node, u, t.key_bytes) + u * value + r.draws_per_node * host_lines(value) +
-                 b * w.model.slots * value + 2 * r.draws_per_node * host_lines(value) + u * value +
-                 u * entry_line + 2 * u * entry_line;
+  r.dram_bytes = dedup_bytes(r.draws_per_node, u, t.key_bytes) + u * value +
+                 r.draws_per_node * host_lines(value) + b * w.model.slots * value +
+                 2 * r.draws_per_node * host_lines(value) + u * value + u * entry_line + 2 * u * entry_line;
   r.allreduce_bytes = w.model.dense_params() * element_bytes(w.training.precision);
   r.table_bytes_per_node = t.table_bytes() / n;
   return r;

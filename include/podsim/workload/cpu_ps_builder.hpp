@@ -7,10 +7,10 @@
 // gathers and gradient scatters on its cores, serves the other workers' pulls and applies the optimizer
 // to the rows it owns (owner work is symmetric to worker work), pushes the row gradients and all-reduces
 // the dense gradients, which may land one mini-batch late (bounded staleness, as asynchronous CPU
-// parameter servers run; generous to the baseline). Pulls are prefetched one mini-batch ahead (the next mini-batch's keys are known
-// from its data), so the pull of mini-batch i+1 overlaps the compute of mini-batch i; the step is in
-// steady state: its first mini-batch's rows were prefetched by the previous step, and its last pull
-// prefetches the next step's first mini-batch.
+// parameter servers run; generous to the baseline). Pulls are prefetched one mini-batch ahead (the next
+// mini-batch's keys are known from its data), so the pull of mini-batch i+1 overlaps the compute of
+// mini-batch i; the step is in steady state: its first mini-batch's rows were prefetched by the previous
+// step, and its last pull prefetches the next step's first mini-batch.
 //
 // Folding, and why it is exact: servers are symmetric, so server 0 represents all; every server's
 // pull/push all-to-all and the all-reduce ring are on the network. Consecutive mini-batches are identical

@@ -27,10 +27,10 @@ struct EmbeddingTable {
 
 struct CtrModel {
   EmbeddingTable embedding;
-  int slots = 0;                  // feature fields; their pooled embeddings are the MLP input
+  int slots = 0;                    // feature fields; their pooled embeddings are the MLP input
   double nonzeros_per_example = 0;  // sparse features present in one example
-  double zipf_exponent = 0;       // key popularity ~ rank^-exponent
-  std::vector<int> mlp_hidden;    // hidden widths of the dense MLP; it ends in one output
+  double zipf_exponent = 0;         // key popularity ~ rank^-exponent
+  std::vector<int> mlp_hidden;      // hidden widths of the dense MLP; it ends in one output
   int mlp_input() const { return slots * embedding.dimension; }
   std::vector<int> mlp_widths() const;  // input, hidden..., 1
   double dense_params() const;          // MLP weights and biases
@@ -45,9 +45,9 @@ struct CtrTraining {
 };
 
 struct PsOptions {
-  double dram_cache_bytes = 0;  // per GPU server: hot-key cache in host DRAM
+  double dram_cache_bytes = 0;   // per GPU server: hot-key cache in host DRAM
   std::string dram_cache_where;  // "file:line:col: ps.dram_cache_GiB", for errors that need the topology
-  bool pipeline = true;         // prefetch the next batch (SSD, network) while the current one trains
+  bool pipeline = true;          // prefetch the next batch (SSD, network) while the current one trains
 };
 
 struct CtrWorkload {

@@ -44,31 +44,31 @@ struct HierarchicalPsTraffic {
   int nodes = 0, gpus = 0, minibatches = 0;
   double examples_per_batch = 0;  // whole cluster
   // Keys
-  double draws_per_node = 0;         // key occurrences in one server's share of the batch
-  double unique_per_node = 0;        // its distinct keys: the server's working set
-  double unique_cluster = 0;         // distinct keys of the whole batch
-  double owned_per_node = 0;         // unique_cluster / nodes: rows each owner serves
-  double cache_rows_per_node = 0;    // rows one server's DRAM cache holds
-  double access_hit_rate = 0;        // key draws whose row is in a DRAM cache
-  double owned_hit_rate = 0;         // distinct requested rows an owner finds in DRAM
-  double ssd_rows_per_node = 0;      // requested rows an owner reads from SSD (cache misses)
+  double draws_per_node = 0;       // key occurrences in one server's share of the batch
+  double unique_per_node = 0;      // its distinct keys: the server's working set
+  double unique_cluster = 0;       // distinct keys of the whole batch
+  double owned_per_node = 0;       // unique_cluster / nodes: rows each owner serves
+  double cache_rows_per_node = 0;  // rows one server's DRAM cache holds
+  double access_hit_rate = 0;      // key draws whose row is in a DRAM cache
+  double owned_hit_rate = 0;       // distinct requested rows an owner finds in DRAM
+  double ssd_rows_per_node = 0;    // requested rows an owner reads from SSD (cache misses)
   double unique_per_gpu_minibatch = 0;
   // Bytes per server per batch
   double ssd_read_ios = 0, ssd_read_bytes = 0, ssd_write_bytes = 0;
   double dram_dedup_bytes = 0;  // part of dram_load_bytes: finding the batch's distinct keys
   double dram_load_bytes = 0, dram_dump_bytes = 0;
-  double pcie_bytes_per_gpu = 0;     // each way: host -> HBM before training, HBM -> host after
-  double working_set_bytes = 0;      // unique_per_node rows
-  double pull_bytes_sent = 0;        // to other servers (= received, by symmetry)
+  double pcie_bytes_per_gpu = 0;  // each way: host -> HBM before training, HBM -> host after
+  double working_set_bytes = 0;   // unique_per_node rows
+  double pull_bytes_sent = 0;     // to other servers (= received, by symmetry)
   double push_bytes_sent = 0;
   // Per GPU per mini-batch
-  double nvlink_bytes_per_gpu = 0;   // each way: rows pulled from, gradients pushed to other GPUs
-  double hbm_bytes_per_gpu = 0;      // embedding kernels
-  double allreduce_bytes = 0;        // dense gradients
+  double nvlink_bytes_per_gpu = 0;  // each way: rows pulled from, gradients pushed to other GPUs
+  double hbm_bytes_per_gpu = 0;     // embedding kernels
+  double allreduce_bytes = 0;       // dense gradients
   // Memory
-  double hbm_rows_bytes_per_gpu = 0;    // the GPU's share of the working set
-  double dram_staging_bytes = 0;        // batches being loaded (k+1, k+2) and dumped (k-1) in host DRAM
-  double ssd_shard_bytes = 0;           // the table rows a server owns
+  double hbm_rows_bytes_per_gpu = 0;  // the GPU's share of the working set
+  double dram_staging_bytes = 0;      // batches being loaded (k+1, k+2) and dumped (k-1) in host DRAM
+  double ssd_shard_bytes = 0;         // the table rows a server owns
 };
 
 HierarchicalPsTraffic hierarchical_ps_traffic(const CtrWorkload& w, const ZipfKeys& zipf, int nodes, int gpus,
@@ -76,8 +76,8 @@ HierarchicalPsTraffic hierarchical_ps_traffic(const CtrWorkload& w, const ZipfKe
 
 struct CpuPsTraffic {
   int nodes = 0;
-  double draws_per_node = 0;   // per mini-batch
-  double unique_per_node = 0;  // per mini-batch
+  double draws_per_node = 0;     // per mini-batch
+  double unique_per_node = 0;    // per mini-batch
   double pulled_rows_bytes = 0;  // weights of the mini-batch's distinct keys (all-to-all buffer per server)
   double pull_bytes_sent = 0, push_bytes_sent = 0;  // to other servers per mini-batch
   double dram_bytes = 0;       // per mini-batch: dedup, gathers, gradient scatter, owner lookups and updates

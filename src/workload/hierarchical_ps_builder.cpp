@@ -287,7 +287,7 @@ class Builder {
                     t_.allreduce_bytes / 1e6, n_ * g_, network::to_string(allreduce_algorithm_)),
         "metrics ending in _s are busy seconds of one resource per step on an idle system (the simulated "
         "step overlaps them); _GB are bytes moved per step",
-        "storage tiers are timers: SSD (reads for the next batch, then writes for the previous, in order), "
+        "storage tiers are timers: SSD (reads for batch k+2, then writes for batch k-1, in order), "
         "host DRAM (cache-line traffic at the sustained bandwidth), PCIe host<->HBM per GPU; DMA reads and "
         "writes of host memory are not charged to DRAM",
         "not modelled: reading training examples, SSD file compaction, hash-table load factor and the CPU "

@@ -171,6 +171,9 @@ TEST(ParameterServer, BytesPerTierFollowTheirDefinitions) {
   EXPECT_NEAR(t.pull_bytes_sent, 0.75 * t.unique_per_node * entry, 1);  // 3 of 4 owners are remote
   EXPECT_NEAR(t.push_bytes_sent, t.pull_bytes_sent, 1);
   EXPECT_NEAR(t.nvlink_bytes_per_gpu, zipf.expected_unique(4096 * 500.0) * e.value_bytes(), 1);
+  // HBM per GPU mini-batch: a key probe and a 32-byte row per occurrence, the pooled 100 x 8 fp32 output.
+  EXPECT_NEAR(t.hbm_forward_bytes, 4096 * 500.0 * (32 + 32) + 4096 * 100.0 * 32, 1);
+  EXPECT_NEAR(t.hbm_bytes_per_gpu, t.hbm_forward_bytes + t.hbm_backward_bytes + t.hbm_update_bytes, 1);
   // DRAM caches hold the hottest n x C ranks; what they miss of the batch's distinct keys is read from SSD.
   double cached_ranks = 4 * std::floor(w.ps.dram_cache_bytes / entry);
   EXPECT_NEAR(t.access_hit_rate, zipf.head_mass(cached_ranks), 1e-12);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 
 #include "podsim/core/error.hpp"
 #include "podsim/network/collective.hpp"
@@ -43,16 +42,9 @@ class Builder {
     t_ = hierarchical_ps_traffic(w_, zipf_, n_, g_, m_, w_.ps.dram_cache_bytes);
     mlp_ = mlp_cost(w_.model.mlp_widths(), w_.training.batch_per_gpu, cm_);
     // Embedding kernels per GPU per mini-batch, all bound by HBM traffic (see ps_traffic.hpp).
-    double share = t_.hbm_bytes_per_gpu;
-    const auto& e = w_.model.embedding;
-    double b = w_.training.batch_per_gpu, draws = b * w_.model.nonzeros_per_example;
-    double lookup =
-        draws * (kHbmSectorBytes + hbm_sectors(e.value_bytes())) + b * w_.model.slots * e.value_bytes();
-    double scatter = b * w_.model.slots * e.value_bytes() + 2 * draws * hbm_sectors(e.value_bytes());
-    double update = share - lookup - scatter;
-    emb_forward_s_ = cm_.memory_op(lookup);
-    emb_backward_s_ = cm_.memory_op(scatter);
-    sparse_update_s_ = cm_.memory_op(update);
+    emb_forward_s_ = cm_.memory_op(t_.hbm_forward_bytes);
+    emb_backward_s_ = cm_.memory_op(t_.hbm_backward_bytes);
+    sparse_update_s_ = cm_.memory_op(t_.hbm_update_bytes);
     double dense = w_.model.dense_params(), eb = element_bytes(w_.training.precision);
     dense_update_s_ = cm_.memory_op(2 * dense * (2 * eb + w_.training.dense_optimizer_bytes_per_param));
     // Host tiers.
@@ -96,9 +88,11 @@ class Builder {
     plan.notes = notes();
     plan.metrics = metrics();
     plan.kernels = mlp_.kernels;
-    plan.kernels.push_back({"embedding", "row lookup + sum pooling", emb_forward_s_, 0, 0});
-    plan.kernels.push_back({"embedding", "gradient scatter-add", emb_backward_s_, 0, 0});
-    plan.kernels.push_back({"embedding", "sparse optimizer on held rows", sparse_update_s_, 0, 0});
+    plan.kernels.push_back(
+        {"embedding", "row lookup + sum pooling", emb_forward_s_, 0, t_.hbm_forward_bytes});
+    plan.kernels.push_back({"embedding", "gradient scatter-add", emb_backward_s_, 0, t_.hbm_backward_bytes});
+    plan.kernels.push_back(
+        {"embedding", "sparse optimizer on held rows", sparse_update_s_, 0, t_.hbm_update_bytes});
     plan.kernels.push_back({"mlp", "dense optimizer", dense_update_s_, 0, 0});
     return plan;
   }

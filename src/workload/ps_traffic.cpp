@@ -86,11 +86,11 @@ HierarchicalPsTraffic hierarchical_ps_traffic(const CtrWorkload& w, const ZipfKe
   const double u = r.unique_per_gpu_minibatch;
   r.nvlink_bytes_per_gpu = u * value;  // the all-to-all's per-GPU buffer; (g-1)/g of it crosses NVLink
   const double pooled = b * w.model.slots * value;
-  r.hbm_bytes_per_gpu = draws_gpu * (kHbmSectorBytes + hbm_sectors(value))  // key probe + row lookup
-                        + pooled                                            // pooled output
-                        + pooled + 2 * draws_gpu * hbm_sectors(value)       // backward: scatter-add
-                        + 2 * u * hbm_sectors(value + t.dimension * t.optimizer_bytes_per_value)  // optimizer
-                        + 4 * u * value;  // pull/push buffers on both ends
+  r.hbm_forward_bytes = draws_gpu * (kHbmSectorBytes + hbm_sectors(value)) + pooled;  // probe + row lookup
+  r.hbm_backward_bytes = pooled + 2 * draws_gpu * hbm_sectors(value);                 // scatter-add
+  r.hbm_update_bytes = 2 * u * hbm_sectors(value + t.dimension * t.optimizer_bytes_per_value)  // optimizer
+                       + 4 * u * value;  // pull/push buffers on both ends
+  r.hbm_bytes_per_gpu = r.hbm_forward_bytes + r.hbm_backward_bytes + r.hbm_update_bytes;
   r.allreduce_bytes = w.model.dense_params() * element_bytes(w.training.precision);
 
   r.hbm_rows_bytes_per_gpu = r.working_set_bytes / g;

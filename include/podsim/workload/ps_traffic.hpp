@@ -63,7 +63,10 @@ struct HierarchicalPsTraffic {
   double push_bytes_sent = 0;
   // Per GPU per mini-batch
   double nvlink_bytes_per_gpu = 0;  // each way: rows pulled from, gradients pushed to other GPUs
-  double hbm_bytes_per_gpu = 0;     // embedding kernels
+  double hbm_forward_bytes = 0;     // embedding kernels: key probes, row lookups, pooled output
+  double hbm_backward_bytes = 0;    // pooled gradients read, row gradients scatter-added
+  double hbm_update_bytes = 0;      // optimizer on the rows the GPU holds, pull/push buffers
+  double hbm_bytes_per_gpu = 0;     // the three together
   double allreduce_bytes = 0;       // dense gradients
   // Memory
   double hbm_rows_bytes_per_gpu = 0;  // the GPU's share of the working set

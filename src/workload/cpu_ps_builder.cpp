@@ -10,24 +10,16 @@
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/ctr_costs.hpp"
 #include "podsim/workload/layer_ops.hpp"
+#include "podsim/workload/ps_collectives.hpp"
 #include "podsim/workload/ps_traffic.hpp"
 
 namespace podsim::workload {
 namespace {
 
-using network::CollectiveKind;
 using network::CommPlan;
 
 constexpr double GiB = 1073741824.0;
 constexpr int kRounds = 8;
-
-network::Collective collective(CollectiveKind kind, std::vector<int> group, double bytes) {
-  network::Collective c;
-  c.kind = kind;
-  c.group = std::move(group);
-  c.bytes = bytes;
-  return c;
-}
 
 class Builder {
  public:
@@ -45,8 +37,7 @@ class Builder {
     dense_update_s_ = cm_.memory_op(2 * dense * (2 * eb + w_.training.dense_optimizer_bytes_per_param));
     std::vector<int> all;
     for (int d = 0; d < n_; ++d) all.push_back(d);
-    rows_ =
-        network::plan_collective(topo_, collective(CollectiveKind::all_to_all, all, t_.pulled_rows_bytes));
+    rows_ = all_to_all(topo_, all, t_.pulled_rows_bytes);
     auto reduce = fastest_all_reduce(topo_, all, t_.allreduce_bytes);
     allreduce_ = std::move(reduce.plan);
     allreduce_algorithm_ = reduce.algorithm;
@@ -75,8 +66,12 @@ class Builder {
         t_.table_bytes_per_node / GiB);
     plan.notes = {
         fmt::format("folded: {} servers are represented by server 0; every server's pull/push and the "
-                    "all-reduce ring are on the network; {} mini-batches run as {} tasks per stream",
-                    n_, m_, std::min(m_, kRounds)),
+                    "all-reduce are on the network{}; {} mini-batches run as {} tasks per stream",
+                    n_,
+                    n_ > 49 ? " (the all-to-all sampled as 48 cyclic shifts: each server's bytes exact, "
+                              "shared rack links within 1%)"
+                            : "",
+                    m_, std::min(m_, kRounds)),
         fmt::format("keys: Zipf exponent {:g} over {:.3g} rows; {:.3g} distinct keys per server mini-batch "
                     "of {} examples",
                     w_.model.zipf_exponent, w_.model.embedding.features, t_.unique_per_node,

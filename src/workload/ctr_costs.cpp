@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <limits>
-
-#include "podsim/network/link_load.hpp"
 #include "podsim/workload/layer_ops.hpp"
 
 namespace podsim::workload {
@@ -41,24 +38,6 @@ MlpCost mlp_cost(const std::vector<int>& widths, double batch, const calibration
     cost.kernels.push_back({"mlp backward", layer + " weight-gradient GEMM", wgrad.seconds, wgrad.flops, 0});
   }
   return cost;
-}
-
-AllReducePlan fastest_all_reduce(const topology::Topology& topo, const std::vector<int>& group,
-                                 double bytes) {
-  AllReducePlan best;
-  double best_time = std::numeric_limits<double>::infinity();
-  for (auto algorithm :
-       {network::Algorithm::ring, network::Algorithm::tree, network::Algorithm::hierarchical}) {
-    network::Collective c;
-    c.kind = network::CollectiveKind::all_reduce;
-    c.group = group;
-    c.bytes = bytes;
-    c.algorithm = algorithm;
-    auto plan = network::plan_collective(topo, c);
-    double t = network::idle_plan_time(topo, plan);
-    if (t < best_time) best_time = t, best = {std::move(plan), algorithm};
-  }
-  return best;
 }
 
 }  // namespace podsim::workload

@@ -10,6 +10,7 @@
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/ctr_costs.hpp"
 #include "podsim/workload/layer_ops.hpp"
+#include "podsim/workload/ps_collectives.hpp"
 #include "podsim/workload/ps_traffic.hpp"
 
 namespace podsim::workload {
@@ -190,8 +191,7 @@ class Builder {
     for (const auto& [rail, local] : first_on_rail) {
       std::vector<int> group;
       for (int s = 0; s < n_; ++s) group.push_back(s * g_ + local);
-      plans.push_back(network::plan_collective(
-          topo_, collective(CollectiveKind::all_to_all, group, bytes / first_on_rail.size())));
+      plans.push_back(all_to_all(topo_, group, bytes / first_on_rail.size()));
     }
     return network::concurrent(plans);
   }

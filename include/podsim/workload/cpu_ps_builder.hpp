@@ -13,8 +13,10 @@
 // step, and its last pull prefetches the next step's first mini-batch.
 //
 // Folding, and why it is exact: servers are symmetric, so server 0 represents all; every server's
-// pull/push all-to-all and the all-reduce ring are on the network. Consecutive mini-batches are identical
-// and run as at most 8 tasks per stream standing for minibatches / 8 of them.
+// pull/push all-to-all and the all-reduce are on the network (beyond 49 servers the all-to-all is
+// sampled by cyclic shifts, see ps_collectives.hpp: exact per server, within 1% on shared rack links).
+// Consecutive mini-batches are identical and run as at most 8 tasks per stream standing for minibatches / 8
+// of them.
 #pragma once
 
 #include "podsim/topology/topology.hpp"

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "podsim/calibration/compute_model.hpp"
-#include "podsim/network/collective.hpp"
 #include "podsim/topology/topology.hpp"
 #include "podsim/workload/step_plan.hpp"
 
@@ -25,14 +24,5 @@ struct MlpCost {
 // per layer a forward GEMM and bias+activation, and backward the activation gradient, the data-gradient
 // GEMM (down to the pooled embeddings, which the sparse update needs) and the weight-gradient GEMM.
 MlpCost mlp_cost(const std::vector<int>& widths, double batch, const calibration::ComputeModel& cm);
-
-// The dense-gradient all-reduce as the communication library would run it: the fastest on an idle
-// network of ring, tree and hierarchical (as NCCL's and MPI's tuners pick by size and scale; a ring's
-// 2(n-1) latency steps make it lose to a tree over hundreds of servers with small gradients).
-struct AllReducePlan {
-  network::CommPlan plan;
-  network::Algorithm algorithm = network::Algorithm::ring;
-};
-AllReducePlan fastest_all_reduce(const topology::Topology& topo, const std::vector<int>& group, double bytes);
 
 }  // namespace podsim::workload

@@ -85,7 +85,8 @@ class Builder {
         "mini-batches), "
         "working set {:.3g} rows per server, {}",
         n_, n_ == 1 ? "" : "s", g_, t_.examples_per_batch, w_.training.batch_per_gpu, m_, t_.unique_per_node,
-        w_.ps.pipeline ? "load/train/dump pipelined" : "load, train, dump in sequence");
+        w_.ps.pipeline ? "SSD/network/GPU/dump stages pipelined"
+                       : "SSD, network, GPU, dump stages in sequence");
     plan.notes = notes();
     plan.metrics = metrics();
     plan.kernels = mlp_.kernels;

@@ -17,6 +17,7 @@
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/topology/families.hpp"
+#include "podsim/topology/host_spec.hpp"
 #include "podsim/topology/loader.hpp"
 
 namespace podsim::topology {
@@ -125,6 +126,8 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   double nic_bw = node.positive("nic_bandwidth_Gbps") * 1e9 / 8;
   double pcie_bw = node.positive("pcie_bandwidth_GBps") * 1e9;
   double pcie_lat = node.non_negative_or("pcie_latency_us", 0.5) * 1e-6;
+  topo.host = read_host_spec(node);  // optional DRAM and SSD of the server (parameter-server workloads)
+  topo.host.pcie_bandwidth = pcie_bw;
   node.reject_unknown_keys();
 
   ConfigNode fabric = root.child("fabric");
@@ -256,6 +259,7 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
                                      shape.groups, shape.sus_per_group, shape.cores_per_rail)},
       {"oversubscription", fmt::format("{}:1", oversub)},
   };
+  if (topo.host.has_memory() || topo.host.has_ssd()) topo.facts.push_back({"host", describe_host(topo.host)});
   topo.set_router(std::move(router));
   apply_fabric_profile(topo, root, base_dir);
   return topo;

@@ -17,6 +17,7 @@ std::map<std::string, FamilyBuilder>& registry() {
       {"gpu_cluster", &build_gpu_cluster},
       {"wafer_cluster", &build_wafer_cluster},
       {"torus", &build_torus},
+      {"cpu_cluster", &build_cpu_cluster},
   };
   return families;
 }

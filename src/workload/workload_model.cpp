@@ -6,6 +6,7 @@
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/workload/cerebras_model.hpp"
+#include "podsim/workload/ctr_ps_model.hpp"
 #include "podsim/workload/gshard_builder.hpp"
 #include "podsim/workload/megatron_builder.hpp"
 
@@ -17,6 +18,7 @@ const std::map<std::string, WorkloadFactory>& factories() {
   static const std::map<std::string, WorkloadFactory> table = {
       {"transformer_lm", &make_megatron_model},
       {"gshard_moe", &make_gshard_model},
+      {"ctr_sparse_ps", &make_ctr_ps_model},
   };
   return table;
 }

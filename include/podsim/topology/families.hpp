@@ -21,5 +21,8 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir);
 Topology build_wafer_cluster(const ConfigNode& root, const std::string& base_dir);
 // kind: torus — TPU pods: chips (one or more cores each) on a 2D or 3D torus of ICI links (torus.hpp).
 Topology build_torus(const ConfigNode& root, const std::string& base_dir);
+// kind: cpu_cluster — CPU servers (an in-memory MPI cluster) on one Ethernet/InfiniBand switch or a
+// two-level fat tree; each server is one device whose memory is its DRAM.
+Topology build_cpu_cluster(const ConfigNode& root, const std::string& base_dir);
 
 }  // namespace podsim::topology

@@ -57,6 +57,21 @@ class Router {
   virtual std::string describe() const = 0;
 };
 
+// The host side of a server: DRAM and local SSD (optional; parameter-server workloads need it). Zero
+// means "not described". Bandwidths are what the part sustains (STREAM-like for DRAM, the datasheet's
+// sequential rates and 4 KiB random-read IOPS for SSDs).
+struct HostSpec {
+  double memory_bytes = 0;         // host DRAM per server
+  double memory_bandwidth = 0;     // bytes/s per server
+  double ssd_bytes = 0;            // local SSD capacity per server
+  double ssd_read_bandwidth = 0;   // bytes/s, sequential
+  double ssd_write_bandwidth = 0;  // bytes/s, sequential
+  double ssd_read_iops = 0;        // random 4 KiB reads per second
+  double pcie_bandwidth = 0;       // bytes/s between host memory and one device (each on its own link)
+  bool has_memory() const { return memory_bytes > 0 && memory_bandwidth > 0; }
+  bool has_ssd() const { return ssd_bytes > 0 && ssd_read_bandwidth > 0 && ssd_read_iops > 0; }
+};
+
 class Topology {
  public:
   std::string name;
@@ -67,6 +82,7 @@ class Topology {
   calibration::FabricProfile fabric_profile;  // how close collectives get to the links' bandwidth
   int nodes = 0;
   int devices_per_node = 0;
+  HostSpec host;  // per server; empty unless the topology file describes it
 
   std::vector<Vertex> vertices;
   std::vector<Link> links;

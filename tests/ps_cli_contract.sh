@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The parameter-server CLI contract through the real binary: one workload file runs on the GPU preset and
+# on the CPU preset, the outputs have the documented columns and metrics, and bad input (cache larger than
+# its tier, negative Zipf exponent, dimension 0) exits with status 2 naming file, line and field.
+set -u
+PODSIM=${PODSIM:-build/podsim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() {  # check NAME CONDITION-COMMAND...
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+W=workloads/ctr-sparse-ps.yaml
+
+$PODSIM run -t topologies/gpu-ps-4node.yaml -w $W --set workload.training.minibatches_per_batch=256 \
+  --out "$tmp/gpu" > "$tmp/gpu.txt" 2>&1
+check "gpu run exits 0" test $? -eq 0
+check "gpu: examples/s printed" grep -q "samples/s" "$tmp/gpu.txt"
+for m in ssd_busy_s dram_busy_s pcie_busy_s hbm_embedding_s network_pull_s network_push_s mlp_compute_s allreduce_s; do
+  check "gpu: metric $m" grep -q "$m" "$tmp/gpu.txt"
+done
+check "gpu: host/SSD tiers in the breakdown" grep -q "exposed host/SSD tiers" "$tmp/gpu.txt"
+header=$(head -1 "$tmp/gpu/summary.csv")
+for col in samples_per_s storage_exposed_s stream_exposed_s examples_per_batch embedding_TB zipf_exponent; do
+  check "summary.csv has $col" grep -q "\b$col\b" <<<"$header"
+done
+check "gpu: result.json metrics" grep -q '"ssd_read_GB_per_server"' "$tmp/gpu/result.json"
+
+$PODSIM run -t topologies/cpu-mpi-cluster.yaml -w $W --out "$tmp/cpu" > "$tmp/cpu.txt" 2>&1
+check "cpu run exits 0" test $? -eq 0
+check "cpu: 150 servers" grep -q "150 of 150" "$tmp/cpu.txt"
+check "cpu: ok" grep -q ",ok," "$tmp/cpu/summary.csv"
+$PODSIM run -t topologies/cpu-mpi-cluster.yaml -w $W --set topology.nodes=40 --out "$tmp/small" > "$tmp/small.txt" 2>&1
+check "cpu: too few servers is out_of_memory, exit 0" grep -q "out_of_memory" "$tmp/small/summary.csv"
+
+expect_error() {  # expect_error NAME PATTERN ARGS...
+  local name=$1 pattern=$2; shift 2
+  $PODSIM "$@" > "$tmp/err.txt" 2>&1
+  local code=$?
+  check "$name: exit 2" test $code -eq 2
+  check "$name: message" grep -q -- "$pattern" "$tmp/err.txt"
+  [ $code -eq 2 ] && grep -q -- "$pattern" "$tmp/err.txt" || cat "$tmp/err.txt"
+}
+# Bad values in a file: the message names the file, line and column, the field, and what is valid.
+sed 's/dram_cache_GiB: 512 /dram_cache_GiB: 2048 /' $W > "$tmp/cache.yaml"
+sed 's/zipf_exponent: 1.1 /zipf_exponent: -0.5 /' $W > "$tmp/zipf.yaml"
+sed 's/dimension: 8 /dimension: 0 /' $W > "$tmp/dim.yaml"
+expect_error "cache larger than its tier" "cache.yaml:[0-9]*:[0-9]*: ps.dram_cache_GiB: .*larger than its tier.*1024 GiB" \
+  run -t topologies/gpu-ps-4node.yaml -w "$tmp/cache.yaml"
+expect_error "negative Zipf exponent" "zipf.yaml:[0-9]*:[0-9]*: model.zipf_exponent: must be 0" \
+  run -t topologies/gpu-ps-4node.yaml -w "$tmp/zipf.yaml"
+expect_error "dimension 0" "dim.yaml:[0-9]*:[0-9]*: model.embedding.dimension: must be a whole number of at least 1" \
+  run -t topologies/cpu-mpi-cluster.yaml -w "$tmp/dim.yaml"
+expect_error "--set names the flag" "workload.model.zipf_exponent=-1 (field model.zipf_exponent)" \
+  run -t topologies/cpu-mpi-cluster.yaml -w $W --set workload.model.zipf_exponent=-1
+expect_error "gpu cluster without host specs" "host_memory_GiB" \
+  run -t topologies/dgx-a100-superpod.yaml -w $W --set topology.nodes=4
+
+if [ $fail -ne 0 ]; then echo "ps_cli_contract: some checks failed"; exit 1; fi
+echo "ps_cli_contract: all checks passed"

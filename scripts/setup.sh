@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev        # JSON output
   libgtest-dev libgmock-dev googletest  # unit tests
   libbenchmark-dev          # bench/
+  libnlopt-dev              # calibration fits (podsim calibrate fit)
 )
 packages+=("$@")  # callers may ask for extra packages (e.g. the browser the report test needs)
 

@@ -22,11 +22,13 @@ int main(int argc, char** argv) {
       "  podsim collective --topology topologies/dgx-a100-superpod.yaml --op all_reduce --devices 64 --bytes "
       "1GB\n"
       "  podsim validate\n"
+      "  podsim calibrate nccl-tests all_reduce_perf.log --topology topologies/dgx-a100-superpod.yaml\n"
       "Run 'podsim COMMAND --help' for the options of a command.");
   podsim::cli::add_run_command(app);
   podsim::cli::add_topo_command(app);
   podsim::cli::add_collective_command(app);
   podsim::cli::add_validate_command(app);
+  podsim::cli::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

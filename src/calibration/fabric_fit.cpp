@@ -182,6 +182,28 @@ FabricFitResult fit_fabric_profile(const std::vector<NcclTestsLog>& logs,
     result.notes.push_back("no log has two or more sizes below " + size_text(options.range_bounds.front()) +
                            ": latencies kept from the base profile");
   }
+  // podsim charges a route the largest step latency of the classes it crosses. A class kept from the base
+  // profile (e.g. PCIe on the GPU-NIC path) must not outweigh the class the measurement was fitted to.
+  for (const auto* c : usable) {
+    double fitted_step = p.step(c->geometry.latency_class);
+    for (const auto& other : c->geometry.other_classes) {
+      bool other_fitted = std::find(classes.begin(), classes.end(), other) != classes.end();
+      if (p.step(other) <= fitted_step) continue;
+      if (other_fitted) {
+        result.notes.push_back(fmt::format(
+            "step_latency_us.{} ({:.3f}) exceeds step_latency_us.{} ({:.3f}) though {} crosses both; podsim will "
+            "charge the larger, so its latency there is overestimated",
+            other, p.step(other) * 1e6, c->geometry.latency_class, fitted_step * 1e6, c->log->op));
+        continue;
+      }
+      result.notes.push_back(fmt::format(
+          "step_latency_us.{} lowered from {:.3f} (base profile) to {:.3f}: {} over {} ranks crosses {} and {}, "
+          "and its measured latency is what one step over both costs",
+          other, p.step(other) * 1e6, fitted_step * 1e6, c->log->op, c->log->ranks, other,
+          c->geometry.latency_class));
+      p.step_latency[other] = fitted_step;
+    }
+  }
 
   // How well podsim reproduces every measurement with the fitted profile.
   CollectivePredictor model = predict ? predict : [&](size_t i, double bytes, const FabricProfile& prof) {

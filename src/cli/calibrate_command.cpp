@@ -341,30 +341,37 @@ void add_nccl_tests_command(CLI::App& calibrate) {
 
     std::printf("podsim calibrate nccl-tests: %zu test(s) from %zu log(s), interpreted on %s\n", logs.size(),
                 opt->logs.size(), topo.name.c_str());
-    std::printf("  %-36s %5s %5s  %-11s %12s %12s %10s %12s %10s\n", "test", "ranks", "hosts", "bound by",
-                "ideal(GB/s)", "busbw(GB/s)", "efficiency", "latency(us)", "podsim err");
+    auto label = [](const calibration::CollectiveFit& c) {
+      return fmt::format("{} {}x ({}:{})", c.log->op, c.log->ranks,
+                         std::filesystem::path(c.log->file).filename().string(), c.log->first_line);
+    };
+    size_t width = 4;
+    for (const auto& c : result.collectives) width = std::max(width, label(c).size());
+    std::printf("  %-*s %5s  %-11s %11s %16s %10s %11s %10s\n", int(width), "test", "hosts", "bound by",
+                "ideal(GB/s)", "peak busbw(GB/s)", "efficiency", "latency(us)", "podsim err");
     for (const auto& c : result.collectives) {
-      std::string test = fmt::format("{} ({}:{})", c.log->op, std::filesystem::path(c.log->file).filename().string(),
-                                     c.log->first_line);
       std::string eff = c.efficiency > 0 ? fmt::format("{:.3f}", c.efficiency) : "-";
       std::string lat = c.latency > 0 ? fmt::format("{:.2f}", c.latency * 1e6) : "-";
-      std::printf("  %-36s %5d %5d  %-11s %12.1f %12.1f %10s %12s %9s%%\n", test.c_str(), c.log->ranks, c.log->nodes,
-                  c.geometry.bandwidth_class.c_str(), c.geometry.ideal_busbw / 1e9, c.ranges.back().summary.peak_busbw / 1e9,
-                  eff.c_str(), lat.c_str(), pct(c.model_error.mean_abs).c_str());
+      double peak = 0;
+      for (const auto& r : c.ranges) peak = std::max(peak, r.summary.peak_busbw);
+      std::printf("  %-*s %5d  %-11s %11.1f %16.1f %10s %11s %9s%%\n", int(width), label(c).c_str(), c.log->nodes,
+                  c.geometry.bandwidth_class.c_str(), c.geometry.ideal_busbw / 1e9, peak / 1e9, eff.c_str(),
+                  lat.c_str(), pct(c.model_error.mean_abs).c_str());
     }
-    std::printf("per size range (latency = fitted time at zero size; busbw = fitted bus bandwidth):\n");
-    std::printf("  %-16s %5s  %-24s %12s %12s %16s  %-11s %10s\n", "test", "ranks", "sizes", "latency(us)", "busbw(GB/s)",
+    std::printf("per size range (latency = fitted time at zero size, busbw = fitted bus bandwidth in the range):\n");
+    std::printf("  %-18s %-22s %11s %11s %16s  %-11s %10s\n", "test", "sizes", "latency(us)", "busbw(GB/s)",
                 "peak busbw(GB/s)", "bound by", "podsim err");
+    auto size = [](double b) {
+      return b >= 1 << 30   ? fmt::format("{:g} GiB", b / (1 << 30))
+             : b >= 1 << 20 ? fmt::format("{:g} MiB", b / (1 << 20))
+             : b >= 1 << 10 ? fmt::format("{:g} KiB", b / (1 << 10))
+                            : fmt::format("{:g} B", b);
+    };
     for (const auto& c : result.collectives)
       for (const auto& r : c.ranges) {
-        auto size = [](double b) {
-          return b >= 1 << 30 ? fmt::format("{:g} GiB", b / (1 << 30))
-                 : b >= 1 << 20 ? fmt::format("{:g} MiB", b / (1 << 20))
-                 : b >= 1 << 10 ? fmt::format("{:g} KiB", b / (1 << 10))
-                               : fmt::format("{:g} B", b);
-        };
+        std::string test = fmt::format("{} {}x", c.log->op, c.log->ranks);
         std::string sizes = size(r.summary.from_bytes) + " - " + size(r.summary.to_bytes);
-        std::printf("  %-16s %5d  %-24s %12.2f %12.1f %16.1f  %-11s %9s%%\n", c.log->op.c_str(), c.log->ranks, sizes.c_str(),
+        std::printf("  %-18s %-22s %11.2f %11.1f %16.1f  %-11s %9s%%\n", test.c_str(), sizes.c_str(),
                     r.summary.latency * 1e6, r.summary.busbw / 1e9, r.summary.peak_busbw / 1e9,
                     r.summary.bound_by.c_str(), pct(r.model_error.mean_abs).c_str());
       }

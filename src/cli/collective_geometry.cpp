@@ -61,17 +61,28 @@ calibration::CollectiveGeometry collective_geometry(const Topology& topo, networ
   // Bandwidth: every link at 100% efficiency, no software latency.
   calibration::FabricProfile ideal;
   ideal.launch_latency = 0;
-  Topology t = with_profile(topo, ideal);
   c.bytes = 1e9;
-  double transfer = 0, largest = -1;
-  for (const auto& phase : network::plan_collective(t, c)) {
-    auto cost = network::idle_phase_cost(t, phase);
-    transfer += cost.transfer;
-    g.wire_latency += cost.wire_latency;
-    if (cost.transfer > largest && cost.bottleneck_link >= 0) {
-      largest = cost.transfer;
-      g.bandwidth_class = topology::to_string(t.links[cost.bottleneck_link].cls);
+  auto transfer_with = [&](const calibration::FabricProfile& profile, double* wire) {
+    Topology t = with_profile(topo, profile);
+    double transfer = 0;
+    for (const auto& phase : network::plan_collective(t, c)) {
+      auto cost = network::idle_phase_cost(t, phase);
+      transfer += cost.transfer;
+      if (wire) *wire += cost.wire_latency;
     }
+    return transfer;
+  };
+  double transfer = transfer_with(ideal, &g.wire_latency);
+  // The bounding class: the one whose slowdown slows the collective. Where links of several classes tie
+  // (a DGX's GPU-NIC PCIe path and its InfiniBand port carry the same bytes at the same rate), name the
+  // inter-server class, then NVLink, then PCIe: the one people quote busbw against.
+  int best_rank = -1;
+  for (LinkClass cls : kClasses) {
+    calibration::FabricProfile slower = ideal;
+    slower.link_efficiency[topology::to_string(cls)] = 0.5;
+    if (transfer_with(slower, nullptr) <= transfer * (1 + 1e-9)) continue;
+    int rank = topology::is_inter_node(cls) ? 2 : cls == LinkClass::pcie ? 0 : 1;
+    if (rank > best_rank) best_rank = rank, g.bandwidth_class = topology::to_string(cls);
   }
   if (transfer > 0) g.ideal_busbw = g.bus_factor * c.bytes / transfer;
 
@@ -87,10 +98,12 @@ calibration::CollectiveGeometry collective_geometry(const Topology& topo, networ
     for (const auto& phase : network::plan_collective(tp, c)) steps += phase.latency;
     return steps;
   };
-  int best_rank = -1;
+  best_rank = -1;
+  std::vector<std::string> crossed;
   for (LinkClass cls : kClasses) {
     double steps = steps_over(cls);
     if (steps <= 0) continue;
+    crossed.push_back(topology::to_string(cls));
     int rank = topology::is_inter_node(cls) ? 2 : cls == LinkClass::pcie ? 1 : 0;
     if (rank > best_rank) {
       best_rank = rank;
@@ -98,6 +111,8 @@ calibration::CollectiveGeometry collective_geometry(const Topology& topo, networ
       g.latency_class = topology::to_string(cls);
     }
   }
+  for (const auto& cls : crossed)
+    if (cls != g.latency_class) g.other_classes.push_back(cls);
   return g;
 }
 

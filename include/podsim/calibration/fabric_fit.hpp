@@ -25,6 +25,9 @@ struct CollectiveGeometry {
   double ideal_busbw = 0;       // busbw podsim predicts at 100% link efficiency and zero latency, bytes/s
   double steps = 0;             // algorithm steps the collective pays step latency for
   std::string latency_class;    // link class whose step latency those steps pay
+  std::vector<std::string> other_classes;  // other link classes the route crosses (podsim charges the
+                                           // largest step latency on a route, so these must not exceed
+                                           // the latency class's)
   double wire_latency = 0;      // route latency, seconds
   double bus_factor = 1;        // nccl-tests busbw / algbw for this collective and rank count
 };

@@ -177,3 +177,14 @@ TEST(CalibDeviceFit, WrittenProfileLoadsBackWithTheFittedValues) {
   EXPECT_EQ(p.gemm.tiles.size(), truth.gemm.tiles.size());
   EXPECT_EQ(p.provenance.at(0).note, "note with \"quotes\": and colons");
 }
+
+TEST(CalibShippedProfiles, H200ProfileReproducesThePublishedMatmul) {
+  // The profile says its main-loop efficiency reproduces 785 TFLOP/s (the middle of the 770-800 TFLOP/s
+  // in validation/hardware-h200.csv) for bf16 8192^3 at the burst clock.
+  auto p = load_device_profile(podsim::testing::source_path("calibration/profiles/h200-sxm-141gb.yaml"));
+  p.clock_sustain_factor = 1;
+  EXPECT_NEAR(ComputeModel(p, h200_bf16()).gemm({8192, 8192, 8192}).tflops(), 785, 3);
+  auto topo = podsim::testing::preset("dgx-h200-superpod");
+  EXPECT_EQ(topo.device.profile_path, podsim::testing::source_path("calibration/profiles/h200-sxm-141gb.yaml"));
+  EXPECT_EQ(topo.device.sm_count, 132);
+}

@@ -271,3 +271,23 @@ TEST(CalibProfiles, EveryShippedProfileLoads) {
   }
   EXPECT_GE(n, 6);
 }
+
+TEST(CalibNcclTestsLog, ReadsCalibNcclCsv) {
+  std::string csv =
+      "# tool: calib-nccl\n# device: NVIDIA H200\n# hosts: h200-a\n# nccl: 2.28.3\n"
+      "op,ranks,nodes,bytes,median_time_us,algbw_GBps,busbw_GBps,iterations\n"
+      "all_reduce,8,1,8,10.5,0,0,5\nall_reduce,8,1,16,10.6,0,0,5\nall_gather,8,1,64,9.1,0,0,5\n";
+  ASSERT_TRUE(is_calib_nccl_csv(csv));
+  EXPECT_FALSE(is_calib_nccl_csv(slurp(data_path("all_reduce_perf.dgx-a100.8gpu.log"))));
+  auto logs = parse_calib_nccl_csv(csv, "n.csv");
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_EQ(logs[0].op, "all_reduce");
+  EXPECT_EQ(logs[0].rows.size(), 2u);
+  EXPECT_NEAR(logs[0].rows[1].seconds, 10.6e-6, 1e-12);
+  EXPECT_EQ(logs[1].op, "all_gather");
+  EXPECT_EQ(logs[0].version, "NCCL 2.28.3");
+  EXPECT_EQ(logs[0].hosts, std::vector<std::string>{"h200-a"});
+  auto msg = input_error([&] { parse_calib_nccl_csv(csv + "all_gather,8,1,32,8,0,0,5\n", "n.csv"); });
+  EXPECT_NE(msg.find("n.csv:9:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("does not increase"), std::string::npos) << msg;
+}

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "podsim/core/csv_table.hpp"
 #include "podsim/core/error.hpp"
 
 namespace podsim::calibration {
@@ -226,11 +228,76 @@ std::vector<NcclTestsLog> parse_nccl_tests_log(const std::string& text, const st
   return logs;
 }
 
+bool is_calib_nccl_csv(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    return line.rfind("op,ranks,nodes,bytes", 0) == 0;
+  }
+  return false;
+}
+
+std::vector<NcclTestsLog> parse_calib_nccl_csv(const std::string& text, const std::string& name) {
+  CsvTable t = parse_csv(text, name);
+  for (const char* c : {"op", "ranks", "nodes", "bytes", "median_time_us"})
+    if (!t.has_column(c))
+      throw InputError(fmt::format("{}: missing column '{}' (calib-nccl writes: op, ranks, nodes, bytes, "
+                                   "median_time_us, algbw_GBps, busbw_GBps, iterations)",
+                                   name, c));
+  std::map<std::string, std::string> header;
+  for (const auto& c : t.comments) {
+    auto colon = c.find(':');
+    if (colon == std::string::npos) continue;
+    auto trim = [](std::string v) {
+      size_t a = v.find_first_not_of(' '), b = v.find_last_not_of(' ');
+      return a == std::string::npos ? std::string() : v.substr(a, b - a + 1);
+    };
+    header[trim(c.substr(0, colon))] = trim(c.substr(colon + 1));
+  }
+  std::vector<NcclTestsLog> logs;
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    std::string op = to_podsim_collective(t.text(i, "op"));
+    if (op.empty())
+      throw InputError(fmt::format("{}:{}: unknown collective '{}' in column 'op'", name, t.row_lines[i],
+                                   t.text(i, "op")));
+    int ranks = static_cast<int>(t.number(i, "ranks")), nodes = static_cast<int>(t.number(i, "nodes"));
+    if (logs.empty() || logs.back().op != op || logs.back().ranks != ranks || logs.back().nodes != nodes) {
+      NcclTestsLog log;
+      log.file = name;
+      log.first_line = t.row_lines[i];
+      log.op = op;
+      log.program = "calib-nccl " + op;
+      log.ranks = ranks;
+      log.nodes = nodes;
+      std::istringstream hosts(header["hosts"]);
+      for (std::string h; hosts >> h;) log.hosts.push_back(h);
+      log.device = header["device"];
+      log.version = header.count("nccl") ? "NCCL " + header["nccl"] : "";
+      logs.push_back(std::move(log));
+    }
+    NcclTestsRow row;
+    row.line = t.row_lines[i];
+    row.bytes = t.number(i, "bytes");
+    row.seconds = t.number(i, "median_time_us") * 1e-6;
+    if (row.bytes <= 0 || row.seconds <= 0 || ranks < 1 || nodes < 1)
+      throw InputError(fmt::format("{}:{}: ranks, nodes, bytes and median_time_us must be more than 0", name,
+                                   row.line));
+    auto& rows = logs.back().rows;
+    if (!rows.empty() && row.bytes <= rows.back().bytes)
+      throw InputError(fmt::format("{}:{}: bytes {} does not increase (line {} had {}) within {} over {} ranks",
+                                   name, row.line, row.bytes, rows.back().line, rows.back().bytes, op, ranks));
+    rows.push_back(row);
+  }
+  if (logs.empty()) throw InputError(fmt::format("{}: no measurements after the header", name));
+  return logs;
+}
+
 std::vector<NcclTestsLog> read_nccl_tests_log(const std::string& path, const std::string& op) {
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("{}: cannot open file", path));
   std::stringstream ss;
   ss << in.rdbuf();
+  if (is_calib_nccl_csv(ss.str())) return parse_calib_nccl_csv(ss.str(), path);
   return parse_nccl_tests_log(ss.str(), path, op);
 }
 

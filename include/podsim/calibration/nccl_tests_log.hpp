@@ -38,6 +38,11 @@ struct NcclTestsLog {
 // collective name; returns "" when podsim does not model it (reduce, gather, scatter, hypercube).
 std::string to_podsim_collective(const std::string& name);
 
+// calib-nccl's CSV (calibration/src/calib_nccl.cu: op,ranks,nodes,bytes,median_time_us,...) is read too;
+// read_nccl_tests_log tells the two apart by the first line that is not a comment.
+bool is_calib_nccl_csv(const std::string& text);
+std::vector<NcclTestsLog> parse_calib_nccl_csv(const std::string& text, const std::string& name);
+
 // Throws InputError naming file and line: unreadable file, no result table, a truncated or malformed
 // row, sizes that do not increase within one test, an unknown collective. `op` overrides the collective
 // ("" = from the log or the file name).

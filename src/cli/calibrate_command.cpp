@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 
 #include "podsim/calibration/device_fit.hpp"
 #include "podsim/calibration/fabric_fit.hpp"
@@ -208,8 +209,11 @@ void add_fit_command(CLI::App& calibrate) {
                 opt->topology.empty() ? "" : "--topology " + opt->topology, opt->out.empty() ? "" : "-o " + opt->out});
     calibration::ErrorSummary in_total = total(result.in_sample), out_total = total(result.holdout);
     std::vector<calibration::Provenance> prov;
-    prov.push_back({"measured",
-                    fmt::format("{}: calib-gemm {} (measured {}), calib-memory {} (measured {}); {}; fitted {}",
+    // Example data (tests/data/calib) says so in its header; the profile must not call it a measurement.
+    std::string synthetic = gemm.header.get("synthetic", memory.header.get("synthetic"));
+    prov.push_back({synthetic.empty() ? "measured" : "prior",
+                    fmt::format("{}{}: calib-gemm {} (measured {}), calib-memory {} (measured {}); {}; fitted {}",
+                                synthetic.empty() ? "" : "NOT A MEASUREMENT (synthetic input: " + synthetic + "); ",
                                 command, opt->gemm, gemm.header.get("date", "date not recorded"), opt->memory,
                                 memory.header.get("date", "date not recorded"), machine, today_utc()),
                     fmt::format("gemm.mainloop_efficiency, required_tile_intensity, wave_overhead_us, "
@@ -220,7 +224,8 @@ void add_fit_command(CLI::App& calibrate) {
                                 opt->holdout_every, result.holdout_rows, pct(out_total.mean_abs),
                                 pct(out_total.max_abs), summary_text(result.in_sample, true))});
     if (result.measured_clock_sustain)
-      prov.push_back({"measured", fmt::format("{} (burst vs sustained rows of {})", command, opt->gemm),
+      prov.push_back({synthetic.empty() ? "measured" : "prior",
+                      fmt::format("{} (burst vs sustained rows of {})", command, opt->gemm),
                       "clock_sustain_factor = burst time / sustained time of the same GEMM"});
     std::string kept = "tiles, max_split_k, framework_memory_GiB";
     if (!result.measured_clock_sustain) kept += ", clock_sustain_factor";
@@ -324,9 +329,17 @@ void add_nccl_tests_command(CLI::App& calibrate) {
                             log.first_line, log.program.empty() ? log.op : log.program, log.device, log.ranks,
                             log.nodes, log.hosts.empty() ? "?" : log.hosts.front() + (log.nodes > 1 ? ", ..." : ""),
                             log.version.empty() ? "" : ", " + log.version);
+    // Test data written in nccl-tests' format says so in a comment; the profile must not call it measured.
+    bool synthetic = false;
+    for (const auto& f : opt->logs) {
+      std::ifstream in(f);
+      std::string first;
+      std::getline(in, first);
+      synthetic = synthetic || first.find("not a measurement") != std::string::npos;
+    }
     std::vector<calibration::Provenance> prov;
-    prov.push_back({"measured",
-                    fmt::format("{}; imported {}; logs: {}",
+    prov.push_back({synthetic ? "prior" : "measured",
+                    fmt::format("{}{}; imported {}; logs: {}", synthetic ? "NOT A MEASUREMENT (test data); " : "",
                                 command_line("nccl-tests", {fmt::format("{}", fmt::join(opt->logs, " ")),
                                                             "--topology " + opt->topology}),
                                 today_utc(), tested),

@@ -19,7 +19,9 @@ using namespace podsim::calibration;
 
 namespace {
 
-DeviceRates h200_bf16() { return {989e12, 4800e9, 132, 2}; }
+DeviceRates h200_bf16() {
+  return {989e12, 4800e9, 132, 2};
+}
 
 // The kind of sweep calib-gemm runs: square, transformer layers for a few hidden sizes and TP degrees,
 // skinny, small, batched attention.
@@ -77,7 +79,8 @@ std::string memory_csv(const DeviceProfile& truth, const DeviceRates& rates, dou
 }
 
 DeviceProfile truth_profile() {
-  DeviceProfile p = load_device_profile(podsim::testing::source_path("calibration/profiles/h100-sxm5-80gb.yaml"));
+  DeviceProfile p =
+      load_device_profile(podsim::testing::source_path("calibration/profiles/h100-sxm5-80gb.yaml"));
   p.gemm.mainloop_efficiency = 0.81;
   p.gemm.required_tile_intensity = 55;
   p.gemm.wave_overhead_s = 2.2e-6;
@@ -125,8 +128,11 @@ TEST(CalibDeviceFit, RecoversKnownParametersFromExactMeasurements) {
   EXPECT_NEAR(r.profile.kernel_overhead_s, 3.1e-6, 0.2e-6);
   EXPECT_NEAR(r.profile.memory_efficiency, 0.78, 0.005);
   for (const auto& [cls, e] : r.in_sample)
-    if (cls.find("not fitted") == std::string::npos) EXPECT_LT(e.mean_abs, 0.01) << cls;
-  // Copy streams faster than the fitted memory-op efficiency: reported, not fitted, and the model is slow there.
+    if (cls.find("not fitted") == std::string::npos) {
+      EXPECT_LT(e.mean_abs, 0.01) << cls;
+    }
+  // Copy streams faster than the fitted memory-op efficiency: reported, not fitted, and the model is slow
+  // there.
   ASSERT_TRUE(r.in_sample.count("memory copy (not fitted)"));
   EXPECT_GT(r.in_sample.at("memory copy (not fitted)").bias, 0.05);
   EXPECT_NEAR(r.memory_kernel_efficiency.at("copy"), 0.93, 0.01);
@@ -153,8 +159,8 @@ TEST(CalibDeviceFit, BurstAndSustainedRowsGiveTheClockFactor) {
   std::string csv = gemm_csv(truth, h200_bf16(), 0);
   csv += "burst,bf16,8192,8192,8192,1,1500,0\nsustained,bf16,8192,8192,8192,1,1750,0\n";
   auto r = fit_device_profile(parse_gemm_measurements(csv, "gemm.csv"),
-                              parse_memory_measurements(memory_csv(truth, h200_bf16(), 0), "memory.csv"), truth,
-                              options());
+                              parse_memory_measurements(memory_csv(truth, h200_bf16(), 0), "memory.csv"),
+                              truth, options());
   ASSERT_TRUE(r.measured_clock_sustain.has_value());
   EXPECT_NEAR(r.profile.clock_sustain_factor, 1500.0 / 1750.0, 1e-9);
 }
@@ -185,6 +191,7 @@ TEST(CalibShippedProfiles, H200ProfileReproducesThePublishedMatmul) {
   p.clock_sustain_factor = 1;
   EXPECT_NEAR(ComputeModel(p, h200_bf16()).gemm({8192, 8192, 8192}).tflops(), 785, 3);
   auto topo = podsim::testing::preset("dgx-h200-superpod");
-  EXPECT_EQ(topo.device.profile_path, podsim::testing::source_path("calibration/profiles/h200-sxm-141gb.yaml"));
+  EXPECT_EQ(topo.device.profile_path,
+            podsim::testing::source_path("calibration/profiles/h200-sxm-141gb.yaml"));
   EXPECT_EQ(topo.device.sm_count, 132);
 }

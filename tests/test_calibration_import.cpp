@@ -58,10 +58,13 @@ std::string synthetic_log(const topology::Topology& topo, const FabricProfile& t
   int n = static_cast<int>(c.group.size());
   std::string out = fmt::format("# Collective test starting: {}\n# Using devices\n", program);
   for (int r = 0; r < n; ++r)
-    out += fmt::format("#  Rank {:2d} Group  0 Pid  1000 on {:>10} device {:2d} [0000:07:00] NVIDIA A100-SXM4-80GB\n",
-                       r, fmt::format("node{}", r * hosts / n), r % (n / hosts));
-  out += "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   "
-         "busbw  #wrong\n";
+    out += fmt::format(
+        "#  Rank {:2d} Group  0 Pid  1000 on {:>10} device {:2d} [0000:07:00] NVIDIA A100-SXM4-80GB\n", r,
+        fmt::format("node{}", r * hosts / n), r % (n / hosts));
+  out +=
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   "
+      "algbw   "
+      "busbw  #wrong\n";
   double factor = network::bus_factor(c.kind, n);
   for (double bytes = 8; bytes <= max_bytes; bytes *= 2) {
     c.bytes = bytes;
@@ -69,7 +72,8 @@ std::string synthetic_log(const topology::Topology& topo, const FabricProfile& t
     double algbw = bytes / t / 1e3;
     std::string body = fmt::format("  {}  {}  {}  {:6d}", nccl_number(t, 7), nccl_number(algbw, 6),
                                    nccl_number(algbw * factor, 6), 0);
-    out += fmt::format("{:12.0f}  {:12.0f}  {:>8}  {:>6}  {:>6}{}{}\n", bytes, bytes / 4, "float", "sum", -1, body, body);
+    out += fmt::format("{:12.0f}  {:12.0f}  {:>8}  {:>6}  {:>6}{}{}\n", bytes, bytes / 4, "float", "sum", -1,
+                       body, body);
   }
   return out;
 }
@@ -120,9 +124,12 @@ TEST(CalibNcclTestsLog, BadLogsGetErrorsNamingFileLineAndFix) {
   // A truncated row (the log was cut while the test ran).
   std::string truncated = good;
   size_t row = truncated.find("        1024           256");
-  truncated.replace(row, truncated.find('\n', row) - row, "        1024           256     float     sum      -1    11.8");
+  truncated.replace(row, truncated.find('\n', row) - row,
+                    "        1024           256     float     sum      -1    11.8");
   auto msg = input_error([&] { parse_nccl_tests_log(truncated, "ar.log"); });
-  EXPECT_NE(msg.find(fmt::format("ar.log:{}:", line_of(truncated, "        1024           256"))), std::string::npos) << msg;
+  EXPECT_NE(msg.find(fmt::format("ar.log:{}:", line_of(truncated, "        1024           256"))),
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
   // Sizes that go down: two runs pasted into one table.
   std::string pasted = good + good.substr(good.find("           8             2"));
@@ -148,27 +155,32 @@ TEST(CalibNcclTestsLog, BadLogsGetErrorsNamingFileLineAndFix) {
   hypercube.replace(hypercube.find("all_reduce_perf"), 15, "hypercube_perf");
   msg = input_error([&] { parse_nccl_tests_log(hypercube, "x.log"); });
   EXPECT_NE(msg.find("--op"), std::string::npos) << msg;
-  EXPECT_NE(input_error([] { read_nccl_tests_log("/nonexistent/log"); }).find("cannot open"), std::string::npos);
+  EXPECT_NE(input_error([] { read_nccl_tests_log("/nonexistent/log"); }).find("cannot open"),
+            std::string::npos);
 }
 
 TEST(CalibMeasurementsCsv, BadCsvGetsErrorsNamingFileLineAndColumns) {
   const std::string header = "shape_class,dtype,m,n,k,batch,median_time_us\n";
-  auto msg = input_error([] { parse_gemm_measurements("shape_class,dtype,m,n,k,batch\nsquare,bf16,1,1,1,1\n", "g.csv"); });
+  auto msg = input_error(
+      [] { parse_gemm_measurements("shape_class,dtype,m,n,k,batch\nsquare,bf16,1,1,1,1\n", "g.csv"); });
   EXPECT_NE(msg.find("g.csv: missing column 'median_time_us'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("calib-gemm writes"), std::string::npos) << msg;
-  msg = input_error([&] { parse_gemm_measurements(header + "square,bf16,1024,1024,1024,1,12.5\nsquare,bf16,2048\n", "g.csv"); });
+  msg = input_error([&] {
+    parse_gemm_measurements(header + "square,bf16,1024,1024,1024,1,12.5\nsquare,bf16,2048\n", "g.csv");
+  });
   EXPECT_NE(msg.find("g.csv:3:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
   msg = input_error([&] { parse_gemm_measurements(header + "square,bf16,1024,1024,1024,1,-3\n", "g.csv"); });
   EXPECT_NE(msg.find("g.csv:2: column 'median_time_us' must be more than 0"), std::string::npos) << msg;
   msg = input_error([] {
-    parse_memory_measurements("kernel,bytes,median_time_us\ncopy,1000,2\ncopy,4000,3\ncopy,2000,2.5\n", "m.csv");
+    parse_memory_measurements("kernel,bytes,median_time_us\ncopy,1000,2\ncopy,4000,3\ncopy,2000,2.5\n",
+                              "m.csv");
   });
   EXPECT_NE(msg.find("m.csv:4:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("does not increase"), std::string::npos) << msg;
   // Comment lines carry provenance.
-  auto ok = parse_memory_measurements("# device: NVIDIA H200\n# sm_count: 132\nkernel,bytes,median_time_us\ncopy,1000,2\n",
-                                      "m.csv");
+  auto ok = parse_memory_measurements(
+      "# device: NVIDIA H200\n# sm_count: 132\nkernel,bytes,median_time_us\ncopy,1000,2\n", "m.csv");
   EXPECT_EQ(ok.header.get("device"), "NVIDIA H200");
   EXPECT_EQ(ok.header.get("sm_count"), "132");
 }
@@ -184,7 +196,8 @@ TEST(CalibFabricFit, GeometryFormulaIsPodsimsNetworkModel) {
     EXPECT_EQ(g.steps, 2.0 * (ranks - 1));
     for (double bytes : {8.0, 1e6, 1e9}) {
       c.bytes = bytes;
-      EXPECT_NEAR(geometry_time(g, bytes, topo.fabric_profile) / cli::predicted_collective_time(topo, topo.fabric_profile, c),
+      EXPECT_NEAR(geometry_time(g, bytes, topo.fabric_profile) /
+                      cli::predicted_collective_time(topo, topo.fabric_profile, c),
                   1, 1e-9);
     }
   }
@@ -201,16 +214,18 @@ TEST(CalibFabricFit, RecoversKnownParametersFromLogsOfTheModel) {
     for (int r = 0; r < n; ++r) g.push_back(r);
     return g;
   };
-  std::string text = synthetic_log(topo, truth, "all_reduce_perf",
-                                   {network::CollectiveKind::all_reduce, group(8), 0, network::Algorithm::ring}, 1, 8e9) +
-                     synthetic_log(topo, truth, "all_gather_perf",
-                                   {network::CollectiveKind::all_gather, group(8), 0, network::Algorithm::ring}, 1, 8e9) +
-                     synthetic_log(topo, truth, "all_reduce_perf",
-                                   {network::CollectiveKind::all_reduce, group(16), 0, network::Algorithm::ring}, 2, 8e9);
+  std::string text =
+      synthetic_log(topo, truth, "all_reduce_perf",
+                    {network::CollectiveKind::all_reduce, group(8), 0, network::Algorithm::ring}, 1, 8e9) +
+      synthetic_log(topo, truth, "all_gather_perf",
+                    {network::CollectiveKind::all_gather, group(8), 0, network::Algorithm::ring}, 1, 8e9) +
+      synthetic_log(topo, truth, "all_reduce_perf",
+                    {network::CollectiveKind::all_reduce, group(16), 0, network::Algorithm::ring}, 2, 8e9);
   auto logs = parse_nccl_tests_log(text, "synthetic.log");
   ASSERT_EQ(logs.size(), 3u);
   std::vector<CollectiveGeometry> geometry;
-  for (const auto& log : logs) geometry.push_back(cli::collective_geometry(topo, cli::measured_collective(topo, log)));
+  for (const auto& log : logs)
+    geometry.push_back(cli::collective_geometry(topo, cli::measured_collective(topo, log)));
   FabricProfile base = topo.fabric_profile;  // the fit must move away from these
   auto r = fit_fabric_profile(logs, geometry, base);
   EXPECT_NEAR(r.profile.efficiency("nvlink"), 0.8, 0.002);
@@ -218,7 +233,8 @@ TEST(CalibFabricFit, RecoversKnownParametersFromLogsOfTheModel) {
   EXPECT_NEAR(r.profile.launch_latency, 7e-6, 0.05e-6);
   EXPECT_NEAR(r.profile.step("nvlink"), 0.45e-6, 0.01e-6);
   EXPECT_NEAR(r.profile.step("infiniband"), 2.0e-6, 0.01e-6);
-  for (const auto& c : r.collectives) EXPECT_LT(c.model_error.max_abs, 0.01) << c.log->op << " " << c.log->ranks;
+  for (const auto& c : r.collectives)
+    EXPECT_LT(c.model_error.max_abs, 0.01) << c.log->op << " " << c.log->ranks;
   ASSERT_EQ(r.profile.measured.size(), 3u);
   EXPECT_EQ(r.profile.measured[2].bound_by, "infiniband");
   EXPECT_EQ(r.profile.measured[0].ranges.back().bound_by, "nvlink");
@@ -232,7 +248,8 @@ TEST(CalibFabricFit, ImportsTheHandWrittenDgxA100Logs) {
                         "all_reduce_perf.dgx-a100.2node.log"})
     for (auto& log : read_nccl_tests_log(data_path(f))) logs.push_back(log);
   std::vector<CollectiveGeometry> geometry;
-  for (const auto& log : logs) geometry.push_back(cli::collective_geometry(topo, cli::measured_collective(topo, log)));
+  for (const auto& log : logs)
+    geometry.push_back(cli::collective_geometry(topo, cli::measured_collective(topo, log)));
   auto r = fit_fabric_profile(logs, geometry, topo.fabric_profile);
   // The logs were written with large-message busbw 231 (all_reduce) and 226 (all_gather) GB/s on 300 GB/s
   // NVLink3, 189 GB/s on 8 x 25 GB/s HDR rails, and small-message times of 11.8, 8.9 and 24 us.
@@ -250,7 +267,9 @@ TEST(CalibFabricFit, ImportsTheHandWrittenDgxA100Logs) {
 TEST(CalibFabricFit, LogsThatDoNotFitTheTopologyAreRejected) {
   auto topo = podsim::testing::preset("dgx-a100-superpod");
   auto logs = read_nccl_tests_log(data_path("all_reduce_perf.dgx-a100.2node.log"));
-  auto msg = input_error([&] { cli::measured_collective(podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1"}}), logs[0]); });
+  auto msg = input_error([&] {
+    cli::measured_collective(podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1"}}), logs[0]);
+  });
   EXPECT_NE(msg.find("topology.nodes=2"), std::string::npos) << msg;
   logs[0].ranks = 15;
   msg = input_error([&] { cli::measured_collective(topo, logs[0]); });

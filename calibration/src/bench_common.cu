@@ -1,5 +1,3 @@
-#include "bench_common.hpp"
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +5,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <sstream>
+
+#include "bench_common.hpp"
 
 namespace calib {
 
@@ -17,7 +17,8 @@ void die(const std::string& message) {
 
 void check_cuda(cudaError_t status, const char* what, const char* file, int line) {
   if (status != cudaSuccess)
-    die(std::string(what) + " failed at " + file + ":" + std::to_string(line) + ": " + cudaGetErrorString(status));
+    die(std::string(what) + " failed at " + file + ":" + std::to_string(line) + ": " +
+        cudaGetErrorString(status));
 }
 
 double median(std::vector<double> v) {
@@ -52,7 +53,9 @@ Args::Args(int argc, char** argv, const std::map<std::string, std::string>& defa
   }
 }
 
-std::string Args::get(const std::string& key) const { return values_.at(key); }
+std::string Args::get(const std::string& key) const {
+  return values_.at(key);
+}
 
 double Args::number(const std::string& key) const {
   const std::string& s = values_.at(key);
@@ -146,7 +149,8 @@ FILE* open_csv(const std::string& path, const std::string& tool, const std::stri
                const std::map<std::string, std::string>& fields) {
   FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "w");
   if (!f) die("cannot write " + path);
-  std::fprintf(f, "# tool: %s\n# command: %s\n# date: %s\n", tool.c_str(), command.c_str(), utc_now().c_str());
+  std::fprintf(f, "# tool: %s\n# command: %s\n# date: %s\n", tool.c_str(), command.c_str(),
+               utc_now().c_str());
   for (const auto& [k, v] : fields) std::fprintf(f, "# %s: %s\n", k.c_str(), v.c_str());
   return f;
 }

@@ -27,10 +27,11 @@ const char* kUsage =
     "  --quick                a small sweep (smoke test, ~10 s)\n"
     "  --device N             GPU index (default 0)\n";
 
-#define CALIB_LT(call)                                                                                       \
-  do {                                                                                                       \
-    cublasStatus_t s_ = (call);                                                                              \
-    if (s_ != CUBLAS_STATUS_SUCCESS) calib::die(std::string(#call) + " failed: status " + std::to_string(s_)); \
+#define CALIB_LT(call)                                                          \
+  do {                                                                          \
+    cublasStatus_t s_ = (call);                                                 \
+    if (s_ != CUBLAS_STATUS_SUCCESS)                                            \
+      calib::die(std::string(#call) + " failed: status " + std::to_string(s_)); \
   } while (0)
 
 struct Shape {
@@ -54,7 +55,7 @@ std::vector<Shape> sweep(bool quick) {
       out.push_back({"transformer", tokens, h, h / tp, 1});      // attention projection
       out.push_back({"transformer", tokens, 4 * h / tp, h, 1});  // fc1
       out.push_back({"transformer", tokens, h, 4 * h / tp, 1});  // fc2
-      if (tp == 8) {                                              // weight gradients: K = tokens
+      if (tp == 8) {                                             // weight gradients: K = tokens
         out.push_back({"transformer", 3 * h / tp, h, tokens, 1});
         out.push_back({"transformer", 4 * h / tp, h, tokens, 1});
       }
@@ -89,9 +90,12 @@ __global__ void fill(T* p, size_t n, unsigned seed) {
 }
 
 void fill_buffer(void* p, size_t elements, const std::string& type, unsigned seed) {
-  if (type == "fp16") fill<<<1024, 256>>>(static_cast<__half*>(p), elements, seed);
-  else if (type == "bf16") fill<<<1024, 256>>>(static_cast<__nv_bfloat16*>(p), elements, seed);
-  else fill<<<1024, 256>>>(static_cast<__nv_fp8_e4m3*>(p), elements, seed);
+  if (type == "fp16")
+    fill<<<1024, 256>>>(static_cast<__half*>(p), elements, seed);
+  else if (type == "bf16")
+    fill<<<1024, 256>>>(static_cast<__nv_bfloat16*>(p), elements, seed);
+  else
+    fill<<<1024, 256>>>(static_cast<__nv_fp8_e4m3*>(p), elements, seed);
   CALIB_CUDA(cudaGetLastError());
 }
 
@@ -113,18 +117,20 @@ class Gemm {
       int count = static_cast<int>(s.batch);
       long long sa = s.m * s.k, sb = s.k * s.n, sd = s.m * s.n;
       for (auto [layout, stride] : {std::pair{la_, sa}, std::pair{lb_, sb}, std::pair{ld_, sd}}) {
-        CALIB_LT(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
-        CALIB_LT(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                                                  sizeof stride));
+        CALIB_LT(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                  sizeof count));
+        CALIB_LT(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                  &stride, sizeof stride));
       }
     }
     cublasLtMatmulPreference_t pref;
     CALIB_LT(cublasLtMatmulPreferenceCreate(&pref));
-    CALIB_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-                                                  sizeof workspace_bytes));
+    CALIB_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                  &workspace_bytes, sizeof workspace_bytes));
     int found = 0;
     cublasLtMatmulHeuristicResult_t result{};
-    cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(lt, desc_, la_, lb_, ld_, ld_, pref, 1, &result, &found);
+    cublasStatus_t status =
+        cublasLtMatmulAlgoGetHeuristic(lt, desc_, la_, lb_, ld_, ld_, pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     ok_ = status == CUBLAS_STATUS_SUCCESS && found > 0;
     if (ok_) algo_ = result.algo;
@@ -188,8 +194,13 @@ Timing time_gemm(const Gemm& g, int warmup, int repeats, cudaStream_t stream) {
 
 int main(int argc, char** argv) {
   calib::Args args(argc, argv,
-                   {{"out", "-"}, {"dtypes", "bf16,fp16,fp8"}, {"repeats", "20"}, {"warmup", "5"},
-                    {"sustain-seconds", "30"}, {"quick", "off"}, {"device", "0"}},
+                   {{"out", "-"},
+                    {"dtypes", "bf16,fp16,fp8"},
+                    {"repeats", "20"},
+                    {"warmup", "5"},
+                    {"sustain-seconds", "30"},
+                    {"quick", "off"},
+                    {"device", "0"}},
                    kUsage);
   int device = static_cast<int>(args.number("device"));
   CALIB_CUDA(cudaSetDevice(device));
@@ -201,11 +212,16 @@ int main(int argc, char** argv) {
 
   std::vector<Dtype> dtypes;
   for (const auto& name : args.list("dtypes")) {
-    if (name == "bf16") dtypes.push_back({name, CUDA_R_16BF, CUDA_R_16BF, 2, 2});
-    else if (name == "fp16") dtypes.push_back({name, CUDA_R_16F, CUDA_R_16F, 2, 2});
-    else if (name == "fp8" && has_fp8) dtypes.push_back({name, CUDA_R_8F_E4M3, CUDA_R_16BF, 1, 2});
-    else if (name == "fp8") std::fprintf(stderr, "calib-gemm: %s has no fp8 tensor cores; fp8 skipped\n", prop.name);
-    else calib::die("--dtypes: unknown dtype '" + name + "' (valid: bf16, fp16, fp8)");
+    if (name == "bf16")
+      dtypes.push_back({name, CUDA_R_16BF, CUDA_R_16BF, 2, 2});
+    else if (name == "fp16")
+      dtypes.push_back({name, CUDA_R_16F, CUDA_R_16F, 2, 2});
+    else if (name == "fp8" && has_fp8)
+      dtypes.push_back({name, CUDA_R_8F_E4M3, CUDA_R_16BF, 1, 2});
+    else if (name == "fp8")
+      std::fprintf(stderr, "calib-gemm: %s has no fp8 tensor cores; fp8 skipped\n", prop.name);
+    else
+      calib::die("--dtypes: unknown dtype '" + name + "' (valid: bf16, fp16, fp8)");
   }
   auto shapes = sweep(args.get("quick") == "on");
   size_t max_a = 0, max_b = 0, max_d = 0;
@@ -232,7 +248,8 @@ int main(int argc, char** argv) {
     fill_buffer(a, max_a, t.name, 1);
     fill_buffer(b, max_b, t.name, 2);
     for (const auto& s : shapes) {
-      if (t.name == "fp8" && (s.m % 16 || s.n % 16 || s.k % 16)) continue;  // fp8 kernels need multiples of 16
+      if (t.name == "fp8" && (s.m % 16 || s.n % 16 || s.k % 16))
+        continue;  // fp8 kernels need multiples of 16
       Gemm g(lt, t, s, a, b, d, workspace, workspace_bytes);
       if (!g.ok()) {
         std::fprintf(stderr, "calib-gemm: no cuBLASLt algorithm for %s %ldx%ldx%ld batch %ld; skipped\n",
@@ -241,8 +258,8 @@ int main(int argc, char** argv) {
       }
       Timing tm = time_gemm(g, warmup, repeats, stream);
       double flops = 2.0 * s.m * s.n * s.k * s.batch;
-      std::fprintf(out, "%s,%s,%ld,%ld,%ld,%ld,%.3f,%.3f,%.2f,%d\n", s.shape_class, t.name.c_str(), s.m, s.n, s.k,
-                   s.batch, tm.median_s * 1e6, tm.min_s * 1e6, flops / tm.median_s / 1e12, repeats);
+      std::fprintf(out, "%s,%s,%ld,%ld,%ld,%ld,%.3f,%.3f,%.2f,%d\n", s.shape_class, t.name.c_str(), s.m, s.n,
+                   s.k, s.batch, tm.median_s * 1e6, tm.min_s * 1e6, flops / tm.median_s / 1e12, repeats);
       std::fflush(out);
     }
   }

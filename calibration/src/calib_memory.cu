@@ -28,7 +28,8 @@ const char* kUsage =
 using bf16 = __nv_bfloat16;
 
 __global__ void copy_kernel(const float4* __restrict__ x, float4* __restrict__ y, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) y[i] = x[i];
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    y[i] = x[i];
 }
 
 __global__ void read_kernel(const float4* __restrict__ x, float* __restrict__ sink, size_t n) {
@@ -45,8 +46,8 @@ __global__ void write_kernel(float4* __restrict__ y, size_t n) {
     y[i] = make_float4(1, 2, 3, 4);
 }
 
-__global__ void bias_gelu_kernel(const bf16* __restrict__ x, const bf16* __restrict__ bias, bf16* __restrict__ y,
-                                 size_t n, int hidden) {
+__global__ void bias_gelu_kernel(const bf16* __restrict__ x, const bf16* __restrict__ bias,
+                                 bf16* __restrict__ y, size_t n, int hidden) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
     float v = __bfloat162float(x[i]) + __bfloat162float(bias[i % hidden]);
     y[i] = __float2bfloat16(0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))));
@@ -143,8 +144,12 @@ std::pair<double, double> time_kernel(Launch launch, int repeats) {
 
 int main(int argc, char** argv) {
   calib::Args args(argc, argv,
-                   {{"out", "-"}, {"max-bytes", "4294967296"}, {"hidden", "8192"}, {"seq", "2048"},
-                    {"repeats", "20"}, {"device", "0"}},
+                   {{"out", "-"},
+                    {"max-bytes", "4294967296"},
+                    {"hidden", "8192"},
+                    {"seq", "2048"},
+                    {"repeats", "20"},
+                    {"device", "0"}},
                    kUsage);
   int device = static_cast<int>(args.number("device"));
   CALIB_CUDA(cudaSetDevice(device));
@@ -175,43 +180,57 @@ int main(int argc, char** argv) {
   std::fprintf(out, "kernel,bytes,elements,median_time_us,min_time_us,achieved_GBps,repeats\n");
   const int grid = sms * 8, block = 256;
   auto row = [&](const char* kernel, size_t bytes, size_t elements, std::pair<double, double> t) {
-    std::fprintf(out, "%s,%zu,%zu,%.3f,%.3f,%.1f,%d\n", kernel, bytes, elements, t.first * 1e6, t.second * 1e6,
-                 bytes / t.first / 1e9, repeats);
+    std::fprintf(out, "%s,%zu,%zu,%.3f,%.3f,%.1f,%d\n", kernel, bytes, elements, t.first * 1e6,
+                 t.second * 1e6, bytes / t.first / 1e9, repeats);
     std::fflush(out);
   };
   for (size_t buffer = 1 << 20; buffer <= max_bytes; buffer *= 4) {
     size_t n4 = buffer / 16;
-    row("copy", 2 * buffer, buffer / 4, time_kernel([&] {
-          copy_kernel<<<grid, block>>>(static_cast<float4*>(x), static_cast<float4*>(y), n4);
-        }, repeats));
+    row("copy", 2 * buffer, buffer / 4,
+        time_kernel(
+            [&] { copy_kernel<<<grid, block>>>(static_cast<float4*>(x), static_cast<float4*>(y), n4); },
+            repeats));
   }
   for (size_t buffer = 1 << 20; buffer <= max_bytes; buffer *= 4) {
     size_t n4 = buffer / 16;
-    row("read", buffer, buffer / 4, time_kernel([&] { read_kernel<<<grid, block>>>(static_cast<float4*>(x), sink, n4); }, repeats));
+    row("read", buffer, buffer / 4,
+        time_kernel([&] { read_kernel<<<grid, block>>>(static_cast<float4*>(x), sink, n4); }, repeats));
   }
   for (size_t buffer = 1 << 20; buffer <= max_bytes; buffer *= 4) {
     size_t n4 = buffer / 16;
-    row("write", buffer, buffer / 4, time_kernel([&] { write_kernel<<<grid, block>>>(static_cast<float4*>(y), n4); }, repeats));
+    row("write", buffer, buffer / 4,
+        time_kernel([&] { write_kernel<<<grid, block>>>(static_cast<float4*>(y), n4); }, repeats));
   }
   for (size_t buffer = 1 << 20; buffer <= max_bytes; buffer *= 4) {
     size_t n = buffer / 2;
-    row("elementwise", 2 * buffer, n, time_kernel([&] {
-          bias_gelu_kernel<<<grid, block>>>(static_cast<bf16*>(x), bias, static_cast<bf16*>(y), n, hidden);
-        }, repeats));
+    row("elementwise", 2 * buffer, n,
+        time_kernel(
+            [&] {
+              bias_gelu_kernel<<<grid, block>>>(static_cast<bf16*>(x), bias, static_cast<bf16*>(y), n,
+                                                hidden);
+            },
+            repeats));
   }
   for (size_t buffer = 1 << 20; buffer <= max_bytes; buffer *= 4) {
     int rows = static_cast<int>(buffer / 2 / hidden);
     if (rows == 0) continue;
-    row("layernorm", 2 * size_t(rows) * hidden * 2, size_t(rows) * hidden, time_kernel([&] {
-          layernorm_kernel<16><<<rows, 1024>>>(static_cast<bf16*>(x), gamma, beta, static_cast<bf16*>(y), hidden);
-        }, repeats));
+    row("layernorm", 2 * size_t(rows) * hidden * 2, size_t(rows) * hidden,
+        time_kernel(
+            [&] {
+              layernorm_kernel<16>
+                  <<<rows, 1024>>>(static_cast<bf16*>(x), gamma, beta, static_cast<bf16*>(y), hidden);
+            },
+            repeats));
   }
   for (size_t buffer = 1 << 20; buffer <= max_bytes; buffer *= 4) {
     int rows = static_cast<int>(std::min<size_t>(buffer / 2 / seq, 1u << 30));
     if (rows == 0) continue;
-    row("softmax", 2 * size_t(rows) * seq * 2, size_t(rows) * seq, time_kernel([&] {
-          softmax_kernel<16><<<rows, 1024>>>(static_cast<bf16*>(x), static_cast<bf16*>(y), seq, 0.088f);
-        }, repeats));
+    row("softmax", 2 * size_t(rows) * seq * 2, size_t(rows) * seq,
+        time_kernel(
+            [&] {
+              softmax_kernel<16><<<rows, 1024>>>(static_cast<bf16*>(x), static_cast<bf16*>(y), seq, 0.088f);
+            },
+            repeats));
   }
   if (out != stdout) std::fclose(out);
   return 0;

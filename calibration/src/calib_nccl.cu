@@ -33,10 +33,10 @@ const char* kUsage =
     "  --max-bytes N     largest size (default 8589934592; lowered to fit GPU memory)\n"
     "  --id-file PATH    multi-process mode: where rank 0 writes NCCL's unique id (shared file system)\n";
 
-#define CALIB_NCCL(call)                                                                                    \
-  do {                                                                                                      \
-    ncclResult_t r_ = (call);                                                                               \
-    if (r_ != ncclSuccess) calib::die(std::string(#call) + " failed: " + ncclGetErrorString(r_));          \
+#define CALIB_NCCL(call)                                                                          \
+  do {                                                                                            \
+    ncclResult_t r_ = (call);                                                                     \
+    if (r_ != ncclSuccess) calib::die(std::string(#call) + " failed: " + ncclGetErrorString(r_)); \
   } while (0)
 
 int env_int(std::initializer_list<const char*> names, int fallback) {
@@ -82,11 +82,15 @@ void launch(const std::string& op, Rank& r, int rank, int n, size_t bytes) {
 
 int main(int argc, char** argv) {
   calib::Args args(argc, argv,
-                   {{"out", "-"}, {"ops", "all_reduce,all_gather,reduce_scatter,all_to_all,send_recv"},
-                    {"min-bytes", "8"}, {"max-bytes", "8589934592"}, {"id-file", ""}},
+                   {{"out", "-"},
+                    {"ops", "all_reduce,all_gather,reduce_scatter,all_to_all,send_recv"},
+                    {"min-bytes", "8"},
+                    {"max-bytes", "8589934592"},
+                    {"id-file", ""}},
                    kUsage);
   for (const auto& op : args.list("ops"))
-    if (op != "all_reduce" && op != "all_gather" && op != "reduce_scatter" && op != "all_to_all" && op != "send_recv")
+    if (op != "all_reduce" && op != "all_gather" && op != "reduce_scatter" && op != "all_to_all" &&
+        op != "send_recv")
       calib::die("--ops: unknown collective '" + op + "'");
   bool multi = !args.get("id-file").empty();
   int nprocs = multi ? env_int({"SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "WORLD_SIZE"}, 1) : 1;
@@ -96,7 +100,8 @@ int main(int argc, char** argv) {
   int visible = 0;
   CALIB_CUDA(cudaGetDeviceCount(&visible));
   std::vector<int> devices;
-  if (multi) devices = {local % std::max(visible, 1)};
+  if (multi)
+    devices = {local % std::max(visible, 1)};
   else
     for (int d = 0; d < visible; ++d) devices.push_back(d);
   if (devices.empty()) calib::die("no GPU visible");
@@ -130,7 +135,8 @@ int main(int argc, char** argv) {
 
   // Buffers: the largest size that fits next to NCCL's own memory on every local GPU.
   size_t max_bytes = static_cast<size_t>(std::strtod(args.get("max-bytes").c_str(), nullptr));
-  size_t min_bytes = std::max<size_t>(8, static_cast<size_t>(std::strtod(args.get("min-bytes").c_str(), nullptr)));
+  size_t min_bytes =
+      std::max<size_t>(8, static_cast<size_t>(std::strtod(args.get("min-bytes").c_str(), nullptr)));
   for (size_t i = 0; i < ranks.size(); ++i) {
     ranks[i].device = devices[i];
     CALIB_CUDA(cudaSetDevice(devices[i]));
@@ -165,7 +171,8 @@ int main(int argc, char** argv) {
     CALIB_CUDA(cudaSetDevice(ranks[0].device));
     CALIB_CUDA(cudaStreamSynchronize(ranks[0].stream));
     CALIB_CUDA(cudaMemcpy(all.data(), ranks[0].recv, all.size(), cudaMemcpyDeviceToHost));
-    for (int i = 0; i < nranks; ++i) hosts.insert(std::string(all.data() + 64 * i, strnlen(all.data() + 64 * i, 64)));
+    for (int i = 0; i < nranks; ++i)
+      hosts.insert(std::string(all.data() + 64 * i, strnlen(all.data() + 64 * i, 64)));
     cudaFree(names);
   }
 
@@ -202,7 +209,7 @@ int main(int argc, char** argv) {
   for (const auto& op : args.list("ops")) {
     for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
       if (bytes / 4 < size_t(nranks)) continue;  // at least one element per rank
-      run_all(op, bytes, 3);                    // warm-up (and NCCL's lazy connection setup)
+      run_all(op, bytes, 3);                     // warm-up (and NCCL's lazy connection setup)
       auto t0 = std::chrono::steady_clock::now();
       run_all(op, bytes, 1);
       double once = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -211,12 +218,13 @@ int main(int argc, char** argv) {
       for (int s = 0; s < 5; ++s) {
         auto start = std::chrono::steady_clock::now();
         run_all(op, bytes, iterations);
-        samples.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iterations);
+        samples.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                          iterations);
       }
       double t = calib::median(samples);
       if (out)
-        std::fprintf(out, "%s,%d,%zu,%zu,%.3f,%.3f,%.3f,%d\n", op.c_str(), nranks, hosts.size(), bytes, t * 1e6,
-                     bytes / t / 1e9, bytes / t / 1e9 * bus_factor(op, nranks), 5 * iterations);
+        std::fprintf(out, "%s,%d,%zu,%zu,%.3f,%.3f,%.3f,%d\n", op.c_str(), nranks, hosts.size(), bytes,
+                     t * 1e6, bytes / t / 1e9, bytes / t / 1e9 * bus_factor(op, nranks), 5 * iterations);
     }
     if (out) std::fflush(out);
   }

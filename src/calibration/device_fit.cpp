@@ -51,7 +51,8 @@ struct Sample {
   double seconds = 0;
 };
 
-double model_seconds(const Sample& s, const DeviceProfile& p, const std::map<std::string, DeviceRates>& rates) {
+double model_seconds(const Sample& s, const DeviceProfile& p,
+                     const std::map<std::string, DeviceRates>& rates) {
   const DeviceRates& r = rates.at(s.dtype);
   if (!s.gemm) return s.bytes / (r.hbm_bandwidth * p.memory_efficiency) + p.kernel_overhead_s;
   return ComputeModel(p, r).gemm(s.shape).seconds;
@@ -151,15 +152,17 @@ DeviceFitResult fit_device_profile(const GemmMeasurements& gemm, const MemoryMea
     bool fitted = contains(options.fitted_dtypes, g.dtype);
     if (!options.rates.count(g.dtype)) {
       if (fitted)
-        throw InputError(fmt::format("{}:{}: no datasheet peak for dtype '{}' (give it in the topology's "
-                                     "device.peak_tflops or with --peak-tflops {}=N)",
-                                     gemm.header.file, g.line, g.dtype, g.dtype));
+        throw InputError(
+            fmt::format("{}:{}: no datasheet peak for dtype '{}' (give it in the topology's "
+                        "device.peak_tflops or with --peak-tflops {}=N)",
+                        gemm.header.file, g.line, g.dtype, g.dtype));
       ++skipped_dtypes[g.dtype];
       continue;
     }
     Sample s;
     s.fitted = fitted;
-    s.group = fitted ? "gemm " + g.shape_class : fmt::format("gemm {} {} (not fitted)", g.shape_class, g.dtype);
+    s.group =
+        fitted ? "gemm " + g.shape_class : fmt::format("gemm {} {} (not fitted)", g.shape_class, g.dtype);
     s.dtype = g.dtype;
     s.shape = g.shape;
     s.seconds = g.seconds;
@@ -188,14 +191,15 @@ DeviceFitResult fit_device_profile(const GemmMeasurements& gemm, const MemoryMea
     }
   }
   auto count_fitted = [&](bool want_gemm) {
-    return std::count_if(samples.begin(), samples.end(), [&](const Sample& s) { return s.fitted && s.gemm == want_gemm; });
+    return std::count_if(samples.begin(), samples.end(),
+                         [&](const Sample& s) { return s.fitted && s.gemm == want_gemm; });
   };
   if (count_fitted(true) == 0)
     throw InputError(fmt::format("{}: no GEMM rows of a fitted dtype ({}) to fit", gemm.header.file,
                                  fmt::join(options.fitted_dtypes, ", ")));
   if (count_fitted(false) == 0)
-    throw InputError(fmt::format("{}: no rows of the memory-bound kernels the fit uses ({})", memory.header.file,
-                                 fmt::join(options.memory_op_kernels, ", ")));
+    throw InputError(fmt::format("{}: no rows of the memory-bound kernels the fit uses ({})",
+                                 memory.header.file, fmt::join(options.memory_op_kernels, ", ")));
 
   // Hold-out: every Nth fitted row of each class (from the middle of each stride, so the smallest and
   // largest shapes of a sweep stay in the training set) is predicted by a fit that never saw it.
@@ -210,7 +214,8 @@ DeviceFitResult fit_device_profile(const GemmMeasurements& gemm, const MemoryMea
   }
   if (!held.empty()) {
     DeviceProfile p = fit(train, base, options.rates).apply(base);
-    for (const Sample* s : held) result.holdout[s->group].add(relative_error(model_seconds(*s, p, options.rates), s->seconds));
+    for (const Sample* s : held)
+      result.holdout[s->group].add(relative_error(model_seconds(*s, p, options.rates), s->seconds));
     result.holdout_rows = static_cast<int>(held.size());
   }
   Params final_params = fit(all, base, options.rates);
@@ -242,9 +247,9 @@ DeviceFitResult fit_device_profile(const GemmMeasurements& gemm, const MemoryMea
     fitted.clock_sustain_factor = mean;
   } else {
     fitted.clock_sustain_factor = base.clock_sustain_factor;
-    result.notes.push_back(fmt::format(
-        "clock_sustain_factor kept at {} from the base profile (no burst/sustained rows in {})",
-        base.clock_sustain_factor, gemm.header.file));
+    result.notes.push_back(
+        fmt::format("clock_sustain_factor kept at {} from the base profile (no burst/sustained rows in {})",
+                    base.clock_sustain_factor, gemm.header.file));
   }
   result.profile = fitted;
   return result;

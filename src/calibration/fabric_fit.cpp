@@ -81,9 +81,10 @@ FabricFitResult fit_fabric_profile(const std::vector<NcclTestsLog>& logs,
     const auto& log = logs[i];
     const auto& g = geometry[i];
     if (log.ranks < 2 || g.ideal_busbw <= 0)
-      throw InputError(fmt::format("{}:{}: {} over {} rank(s) moves no data between devices; such a log "
-                                   "cannot calibrate a fabric",
-                                   log.file, log.first_line, log.op, log.ranks));
+      throw InputError(
+          fmt::format("{}:{}: {} over {} rank(s) moves no data between devices; such a log "
+                      "cannot calibrate a fabric",
+                      log.file, log.first_line, log.op, log.ranks));
     CollectiveFit c;
     c.log = &log;
     c.geometry = g;
@@ -122,8 +123,8 @@ FabricFitResult fit_fabric_profile(const std::vector<NcclTestsLog>& logs,
       mean = 1;
     }
     p.link_efficiency[cls] = mean;
-    fitted_bw.push_back(fmt::format("link_efficiency.{} = {:.3f} (mean of {} log(s))", cls, mean,
-                                    values.size()));
+    fitted_bw.push_back(
+        fmt::format("link_efficiency.{} = {:.3f} (mean of {} log(s))", cls, mean, values.size()));
   }
   if (fitted_bw.empty())
     result.notes.push_back(
@@ -191,16 +192,18 @@ FabricFitResult fit_fabric_profile(const std::vector<NcclTestsLog>& logs,
       if (p.step(other) <= fitted_step) continue;
       if (other_fitted) {
         result.notes.push_back(fmt::format(
-            "step_latency_us.{} ({:.3f}) exceeds step_latency_us.{} ({:.3f}) though {} crosses both; podsim will "
+            "step_latency_us.{} ({:.3f}) exceeds step_latency_us.{} ({:.3f}) though {} crosses both; podsim "
+            "will "
             "charge the larger, so its latency there is overestimated",
             other, p.step(other) * 1e6, c->geometry.latency_class, fitted_step * 1e6, c->log->op));
         continue;
       }
-      result.notes.push_back(fmt::format(
-          "step_latency_us.{} lowered from {:.3f} (base profile) to {:.3f}: {} over {} ranks crosses {} and {}, "
-          "and its measured latency is what one step over both costs",
-          other, p.step(other) * 1e6, fitted_step * 1e6, c->log->op, c->log->ranks, other,
-          c->geometry.latency_class));
+      result.notes.push_back(
+          fmt::format("step_latency_us.{} lowered from {:.3f} (base profile) to {:.3f}: {} over {} ranks "
+                      "crosses {} and {}, "
+                      "and its measured latency is what one step over both costs",
+                      other, p.step(other) * 1e6, fitted_step * 1e6, c->log->op, c->log->ranks, other,
+                      c->geometry.latency_class));
       p.step_latency[other] = fitted_step;
     }
   }

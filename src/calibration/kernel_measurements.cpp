@@ -12,7 +12,8 @@
 namespace podsim::calibration {
 namespace {
 
-const std::vector<std::string> kGemmColumns = {"shape_class", "dtype", "m", "n", "k", "batch", "median_time_us"};
+const std::vector<std::string> kGemmColumns = {"shape_class", "dtype",         "m", "n", "k",
+                                               "batch",       "median_time_us"};
 const std::vector<std::string> kMemoryColumns = {"kernel", "bytes", "median_time_us"};
 
 std::string join(const std::vector<std::string>& items) {
@@ -108,10 +109,11 @@ MemoryMeasurements parse_memory_measurements(const std::string& text, const std:
     const auto& m = out.rows[i];
     auto it = previous.find(m.kernel);
     if (it != previous.end() && m.bytes <= it->second->bytes)
-      throw InputError(fmt::format(
-          "{}:{}: {} bytes for kernel '{}' does not increase (line {} had {}): each kernel's sizes must grow; "
-          "keep separate runs in separate files",
-          name, m.line, m.bytes, m.kernel, it->second->line, it->second->bytes));
+      throw InputError(
+          fmt::format("{}:{}: {} bytes for kernel '{}' does not increase (line {} had {}): each kernel's "
+                      "sizes must grow; "
+                      "keep separate runs in separate files",
+                      name, m.line, m.bytes, m.kernel, it->second->line, it->second->bytes));
     previous[m.kernel] = &m;
   }
   return out;

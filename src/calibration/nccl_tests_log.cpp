@@ -48,8 +48,8 @@ bool header_columns(const std::vector<std::string>& t, Columns& c) {
   return true;
 }
 
-double number_at(const std::vector<std::string>& t, int index, const std::string& what, const std::string& name,
-                 int lineno) {
+double number_at(const std::vector<std::string>& t, int index, const std::string& what,
+                 const std::string& name, int lineno) {
   const std::string& s = t.at(index);
   size_t pos = 0;
   double v = 0;
@@ -59,8 +59,8 @@ double number_at(const std::vector<std::string>& t, int index, const std::string
     pos = 0;
   }
   if (pos == 0 || pos != s.size() || !std::isfinite(v) || v < 0)
-    throw InputError(fmt::format("{}:{}: the {} column must be a non-negative number, got '{}'", name, lineno,
-                                 what, s));
+    throw InputError(
+        fmt::format("{}:{}: the {} column must be a non-negative number, got '{}'", name, lineno, what, s));
   return v;
 }
 
@@ -98,15 +98,17 @@ std::vector<NcclTestsLog> parse_nccl_tests_log(const std::string& text, const st
                                                const std::string& op_override) {
   static const std::regex rank_line(
       R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
-  static const std::regex tests_version(R"(nccl-tests version\s+(\S+)(?:\s+nccl-headers=(\d+))?(?:\s+nccl-library=(\d+))?)");
+  static const std::regex tests_version(
+      R"(nccl-tests version\s+(\S+)(?:\s+nccl-headers=(\d+))?(?:\s+nccl-library=(\d+))?)");
   static const std::regex nccl_version(R"(NCCL version\s+(\S+))");
   static const std::regex starting(R"(^#\s*Collective test starting:\s*(\S+))");
 
   std::string op = op_override.empty() ? "" : to_podsim_collective(op_override);
   if (!op_override.empty() && op.empty())
-    throw InputError(fmt::format("--op {}: not a collective podsim models (valid: all_reduce, all_gather, "
-                                 "reduce_scatter, alltoall, sendrecv, broadcast)",
-                                 op_override));
+    throw InputError(
+        fmt::format("--op {}: not a collective podsim models (valid: all_reduce, all_gather, "
+                    "reduce_scatter, alltoall, sendrecv, broadcast)",
+                    op_override));
 
   std::vector<NcclTestsLog> logs;
   std::vector<std::pair<int, std::string>> rank_hosts;  // Rank lines since the last table
@@ -176,9 +178,9 @@ std::vector<NcclTestsLog> parse_nccl_tests_log(const std::string& text, const st
         current->program = program;
         current->version = version;
         current->settings = settings;
-        current->op = !op.empty()                  ? op
-                      : !program.empty()           ? to_podsim_collective(program)
-                                                   : collective_from_file_name(name);
+        current->op = !op.empty()        ? op
+                      : !program.empty() ? to_podsim_collective(program)
+                                         : collective_from_file_name(name);
         if (current->op.empty())
           throw InputError(fmt::format(
               "{}:{}: cannot tell which collective this table measured ({}); name the file after the "
@@ -241,9 +243,10 @@ std::vector<NcclTestsLog> parse_calib_nccl_csv(const std::string& text, const st
   CsvTable t = parse_csv(text, name);
   for (const char* c : {"op", "ranks", "nodes", "bytes", "median_time_us"})
     if (!t.has_column(c))
-      throw InputError(fmt::format("{}: missing column '{}' (calib-nccl writes: op, ranks, nodes, bytes, "
-                                   "median_time_us, algbw_GBps, busbw_GBps, iterations)",
-                                   name, c));
+      throw InputError(
+          fmt::format("{}: missing column '{}' (calib-nccl writes: op, ranks, nodes, bytes, "
+                      "median_time_us, algbw_GBps, busbw_GBps, iterations)",
+                      name, c));
   std::map<std::string, std::string> header;
   for (const auto& c : t.comments) {
     auto colon = c.find(':');
@@ -280,12 +283,13 @@ std::vector<NcclTestsLog> parse_calib_nccl_csv(const std::string& text, const st
     row.bytes = t.number(i, "bytes");
     row.seconds = t.number(i, "median_time_us") * 1e-6;
     if (row.bytes <= 0 || row.seconds <= 0 || ranks < 1 || nodes < 1)
-      throw InputError(fmt::format("{}:{}: ranks, nodes, bytes and median_time_us must be more than 0", name,
-                                   row.line));
+      throw InputError(
+          fmt::format("{}:{}: ranks, nodes, bytes and median_time_us must be more than 0", name, row.line));
     auto& rows = logs.back().rows;
     if (!rows.empty() && row.bytes <= rows.back().bytes)
-      throw InputError(fmt::format("{}:{}: bytes {} does not increase (line {} had {}) within {} over {} ranks",
-                                   name, row.line, row.bytes, rows.back().line, rows.back().bytes, op, ranks));
+      throw InputError(
+          fmt::format("{}:{}: bytes {} does not increase (line {} had {}) within {} over {} ranks", name,
+                      row.line, row.bytes, rows.back().line, rows.back().bytes, op, ranks));
     rows.push_back(row);
   }
   if (logs.empty()) throw InputError(fmt::format("{}: no measurements after the header", name));

@@ -22,7 +22,9 @@ std::string provenance_yaml(const std::vector<Provenance>& list) {
 }
 
 // Shortest text that reads back as the same value to the precision a profile needs.
-std::string num(double v) { return fmt::format("{:.4g}", v); }
+std::string num(double v) {
+  return fmt::format("{:.4g}", v);
+}
 
 }  // namespace
 
@@ -67,11 +69,13 @@ std::string fabric_profile_yaml(const FabricProfile& p, const std::vector<std::s
       "# this section is the record they were fitted to.\n";
   out += "collectives:\n";
   for (const auto& c : p.measured) {
-    out += fmt::format("  - op: {}\n    ranks: {}\n    nodes: {}\n    bound_by: {}\n    source: {}\n    ranges:\n",
-                       c.op, c.ranks, c.nodes, c.bound_by, yaml_quote(c.source));
+    out += fmt::format(
+        "  - op: {}\n    ranks: {}\n    nodes: {}\n    bound_by: {}\n    source: {}\n    ranges:\n", c.op,
+        c.ranks, c.nodes, c.bound_by, yaml_quote(c.source));
     for (const auto& r : c.ranges)
       out += fmt::format(
-          "      - {{from_bytes: {:.0f}, to_bytes: {:.0f}, latency_us: {}, busbw_GBps: {}, peak_busbw_GBps: {}, "
+          "      - {{from_bytes: {:.0f}, to_bytes: {:.0f}, latency_us: {}, busbw_GBps: {}, peak_busbw_GBps: "
+          "{}, "
           "bound_by: {}, model_error_pct: {:.1f}}}\n",
           r.from_bytes, r.to_bytes, num(r.latency * 1e6), num(r.busbw / 1e9), num(r.peak_busbw / 1e9),
           r.bound_by, r.model_error * 100);

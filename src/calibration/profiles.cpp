@@ -67,8 +67,8 @@ std::vector<MeasuredCollective> read_measured_collectives(const ConfigNode& root
   std::vector<MeasuredCollective> out;
   for (const ConfigNode& entry : root.list("collectives")) {
     MeasuredCollective c;
-    c.op = entry.choice("op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv",
-                               "broadcast"});
+    c.op = entry.choice(
+        "op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast"});
     c.ranks = static_cast<int>(entry.positive_integer("ranks"));
     c.nodes = static_cast<int>(entry.positive_integer("nodes"));
     c.bound_by = entry.string("bound_by");

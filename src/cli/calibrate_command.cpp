@@ -42,7 +42,8 @@ std::string command_line(const std::string& sub, const std::vector<std::string>&
 // Writes a profile only after checking that podsim loads it back (through the real loader).
 template <typename Loader>
 void write_checked(const std::string& path, const std::string& yaml, Loader load) {
-  if (auto dir = std::filesystem::path(path).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+  if (auto dir = std::filesystem::path(path).parent_path(); !dir.empty())
+    std::filesystem::create_directories(dir);
   std::string tmp = path + ".check.yaml";
   report::atomic_write(tmp, yaml);
   try {
@@ -54,11 +55,14 @@ void write_checked(const std::string& path, const std::string& yaml, Loader load
   std::filesystem::rename(tmp, path);
 }
 
-std::string pct(double v) { return fmt::format("{:.1f}", 100 * v); }
+std::string pct(double v) {
+  return fmt::format("{:.1f}", 100 * v);
+}
 
 std::string error_cell(const calibration::ErrorTable& table, const std::string& key, bool with_bias) {
   auto it = table.find(key);
-  if (it == table.end()) return fmt::format("{:>5} {:>10} {:>9}{}", "-", "-", "-", with_bias ? fmt::format(" {:>6}", "-") : "");
+  if (it == table.end())
+    return fmt::format("{:>5} {:>10} {:>9}{}", "-", "-", "-", with_bias ? fmt::format(" {:>6}", "-") : "");
   const auto& e = it->second;
   return fmt::format("{:>5} {:>10} {:>9}{}", e.count, pct(e.mean_abs), pct(e.max_abs),
                      with_bias ? fmt::format(" {:>+6.1f}", 100 * e.bias) : "");
@@ -116,17 +120,21 @@ void add_fit_command(CLI::App& calibrate) {
   cmd->add_option("memory_csv", opt->memory, "CSV written by calib-memory")->required();
   cmd->add_option("--device,-d", opt->device, "Device name written into the profile, e.g. H200-SXM-141GB")
       ->required();
-  cmd->add_option("--out,-o", opt->out, "Profile YAML to write, e.g. calibration/profiles/h200-sxm-141gb.yaml");
+  cmd->add_option("--out,-o", opt->out,
+                  "Profile YAML to write, e.g. calibration/profiles/h200-sxm-141gb.yaml");
   cmd->add_option("--topology,-t", opt->topology,
                   "Topology whose device section gives the datasheet peaks, HBM bandwidth, SM count and the "
                   "base profile");
-  cmd->add_option("--set,-s", opt->sets, "Override a topology key, e.g. --set topology.device.hbm_bandwidth_GBps=4800");
-  cmd->add_option("--peak-tflops", opt->peaks, "Datasheet dense peak per dtype, e.g. bf16=989 fp8=1979 (repeatable)");
+  cmd->add_option("--set,-s", opt->sets,
+                  "Override a topology key, e.g. --set topology.device.hbm_bandwidth_GBps=4800");
+  cmd->add_option("--peak-tflops", opt->peaks,
+                  "Datasheet dense peak per dtype, e.g. bf16=989 fp8=1979 (repeatable)");
   cmd->add_option("--hbm-GBps", opt->hbm_GBps, "Datasheet HBM bandwidth in GB/s");
   cmd->add_option("--base", opt->base,
                   "Profile whose tile list, split-K limit, framework memory and clock factor are kept "
                   "(default: the topology's device profile)");
-  cmd->add_option("--precision", opt->fitted, "GEMM dtypes the main-loop efficiency is fitted to")->delimiter(',');
+  cmd->add_option("--precision", opt->fitted, "GEMM dtypes the main-loop efficiency is fitted to")
+      ->delimiter(',');
   cmd->add_option("--holdout-every", opt->holdout_every,
                   "Hold out every Nth measurement of each shape class to test prediction (0: none)")
       ->check(CLI::Range(0, 1000));
@@ -137,7 +145,8 @@ void add_fit_command(CLI::App& calibrate) {
       "class for the final fit and for a fit that never saw every Nth shape (hold-out).\n"
       "Example:\n"
       "  podsim calibrate fit calibration/data/h200/gemm.csv calibration/data/h200/memory.csv \\\n"
-      "      --device H200-SXM-141GB --topology topologies/dgx-h200-superpod.yaml -o calibration/profiles/h200.yaml");
+      "      --device H200-SXM-141GB --topology topologies/dgx-h200-superpod.yaml -o "
+      "calibration/profiles/h200.yaml");
   cmd->callback([opt] {
     std::vector<std::pair<std::string, std::string>> t, w;
     split_sets(opt->sets, t, w);
@@ -149,7 +158,8 @@ void add_fit_command(CLI::App& calibrate) {
     double hbm = 0;
     int sms = 0;
     calibration::DeviceProfile base;
-    base.gemm.tiles = {{256, 128}, {128, 256}, {128, 128}, {256, 64}, {64, 256}, {128, 64}, {64, 128}, {64, 64}};
+    base.gemm.tiles = {{256, 128}, {128, 256}, {128, 128}, {256, 64},
+                       {64, 256},  {128, 64},  {64, 128},  {64, 64}};
     base.provenance = {{"prior", "podsim's built-in defaults", "no base profile was given"}};
     std::string base_file;
     if (!opt->topology.empty()) {
@@ -173,11 +183,14 @@ void add_fit_command(CLI::App& calibrate) {
         n = std::stoi(csv_sms);
       } catch (const std::exception&) {
       }
-      if (n <= 0) throw InputError(fmt::format("{}: header field sm_count: expected a whole number, got '{}'", opt->gemm, csv_sms));
+      if (n <= 0)
+        throw InputError(
+            fmt::format("{}: header field sm_count: expected a whole number, got '{}'", opt->gemm, csv_sms));
       if (sms > 0 && n != sms)
-        throw InputError(fmt::format("{}: measured on a device with {} SMs, but the topology's device has {}: "
-                                     "is --topology the machine that was measured?",
-                                     opt->gemm, n, sms));
+        throw InputError(
+            fmt::format("{}: measured on a device with {} SMs, but the topology's device has {}: "
+                        "is --topology the machine that was measured?",
+                        opt->gemm, n, sms));
       sms = n;
     }
     if (peaks.empty() || hbm <= 0 || sms <= 0)
@@ -200,29 +213,31 @@ void add_fit_command(CLI::App& calibrate) {
     auto& p = result.profile;
     p.device = opt->device;
 
-    std::string machine = fmt::format("{} on {} ({} SMs, driver {}, CUDA runtime {}, cuBLASLt {})",
-                                      gemm.header.get("device", "unknown device"), gemm.header.get("host", "unknown host"),
-                                      sms, gemm.header.get("driver", "?"), gemm.header.get("cuda_runtime", "?"),
-                                      gemm.header.get("cublaslt", "?"));
-    std::string command = command_line(
-        "fit", {opt->gemm, opt->memory, "--device " + opt->device,
-                opt->topology.empty() ? "" : "--topology " + opt->topology, opt->out.empty() ? "" : "-o " + opt->out});
+    std::string machine =
+        fmt::format("{} on {} ({} SMs, driver {}, CUDA runtime {}, cuBLASLt {})",
+                    gemm.header.get("device", "unknown device"), gemm.header.get("host", "unknown host"), sms,
+                    gemm.header.get("driver", "?"), gemm.header.get("cuda_runtime", "?"),
+                    gemm.header.get("cublaslt", "?"));
+    std::string command = command_line("fit", {opt->gemm, opt->memory, "--device " + opt->device,
+                                               opt->topology.empty() ? "" : "--topology " + opt->topology,
+                                               opt->out.empty() ? "" : "-o " + opt->out});
     calibration::ErrorSummary in_total = total(result.in_sample), out_total = total(result.holdout);
     std::vector<calibration::Provenance> prov;
     // Example data (tests/data/calib) says so in its header; the profile must not call it a measurement.
     std::string synthetic = gemm.header.get("synthetic", memory.header.get("synthetic"));
-    prov.push_back({synthetic.empty() ? "measured" : "prior",
-                    fmt::format("{}{}: calib-gemm {} (measured {}), calib-memory {} (measured {}); {}; fitted {}",
-                                synthetic.empty() ? "" : "NOT A MEASUREMENT (synthetic input: " + synthetic + "); ",
-                                command, opt->gemm, gemm.header.get("date", "date not recorded"), opt->memory,
-                                memory.header.get("date", "date not recorded"), machine, today_utc()),
-                    fmt::format("gemm.mainloop_efficiency, required_tile_intensity, wave_overhead_us, "
-                                "kernel_overhead_us, memory.bandwidth_efficiency fitted over {} kernels (mean "
-                                "|error| {}%, max {}%); held out every {}th shape: {} predicted with mean |error| "
-                                "{}% (max {}%); per class: {}",
-                                result.fitted_rows, pct(in_total.mean_abs), pct(in_total.max_abs),
-                                opt->holdout_every, result.holdout_rows, pct(out_total.mean_abs),
-                                pct(out_total.max_abs), summary_text(result.in_sample, true))});
+    prov.push_back(
+        {synthetic.empty() ? "measured" : "prior",
+         fmt::format("{}{}: calib-gemm {} (measured {}), calib-memory {} (measured {}); {}; fitted {}",
+                     synthetic.empty() ? "" : "NOT A MEASUREMENT (synthetic input: " + synthetic + "); ",
+                     command, opt->gemm, gemm.header.get("date", "date not recorded"), opt->memory,
+                     memory.header.get("date", "date not recorded"), machine, today_utc()),
+         fmt::format("gemm.mainloop_efficiency, required_tile_intensity, wave_overhead_us, "
+                     "kernel_overhead_us, memory.bandwidth_efficiency fitted over {} kernels (mean "
+                     "|error| {}%, max {}%); held out every {}th shape: {} predicted with mean |error| "
+                     "{}% (max {}%); per class: {}",
+                     result.fitted_rows, pct(in_total.mean_abs), pct(in_total.max_abs), opt->holdout_every,
+                     result.holdout_rows, pct(out_total.mean_abs), pct(out_total.max_abs),
+                     summary_text(result.in_sample, true))});
     if (result.measured_clock_sustain)
       prov.push_back({synthetic.empty() ? "measured" : "prior",
                       fmt::format("{} (burst vs sustained rows of {})", command, opt->gemm),
@@ -242,18 +257,21 @@ void add_fit_command(CLI::App& calibrate) {
                 memory.rows.size(), opt->memory.c_str());
     std::printf("fitted parameters:\n");
     std::printf("  %-42s %8.3f\n", "gemm.mainloop_efficiency", p.gemm.mainloop_efficiency);
-    std::printf("  %-42s %8.1f\n", "gemm.required_tile_intensity_flop_per_byte", p.gemm.required_tile_intensity);
+    std::printf("  %-42s %8.1f\n", "gemm.required_tile_intensity_flop_per_byte",
+                p.gemm.required_tile_intensity);
     std::printf("  %-42s %8.2f\n", "gemm.wave_overhead_us", p.gemm.wave_overhead_s * 1e6);
     std::printf("  %-42s %8.2f\n", "kernel_overhead_us", p.kernel_overhead_s * 1e6);
     std::printf("  %-42s %8.3f\n", "memory.bandwidth_efficiency", p.memory_efficiency);
     std::printf("  %-42s %8.3f  (%s)\n", "clock_sustain_factor", p.clock_sustain_factor,
                 result.measured_clock_sustain ? "measured: burst / sustained" : "kept from the base profile");
     std::printf("memory kernels at their largest size (achieved / datasheet HBM bandwidth):\n");
-    for (const auto& [k, e] : result.memory_kernel_efficiency) std::printf("  %-20s %6.1f%%\n", k.c_str(), 100 * e);
+    for (const auto& [k, e] : result.memory_kernel_efficiency)
+      std::printf("  %-20s %6.1f%%\n", k.c_str(), 100 * e);
     std::printf("model error per class (model time vs measured; bias > 0: model slower)\n");
-    std::printf("  %-40s %5s %10s %9s %6s | %-27s\n", "", "", "all rows", "", "", "held out (fit without them)");
-    std::printf("  %-40s %5s %10s %9s %6s | %5s %10s %9s\n", "class", "rows", "mean|err|%", "max|err|%", "bias%",
-                "rows", "mean|err|%", "max|err|%");
+    std::printf("  %-40s %5s %10s %9s %6s | %-27s\n", "", "", "all rows", "", "",
+                "held out (fit without them)");
+    std::printf("  %-40s %5s %10s %9s %6s | %5s %10s %9s\n", "class", "rows", "mean|err|%", "max|err|%",
+                "bias%", "rows", "mean|err|%", "max|err|%");
     for (const auto& [key, e] : result.in_sample)
       std::printf("  %-40s %s | %s\n", key.c_str(), error_cell(result.in_sample, key, true).c_str(),
                   error_cell(result.holdout, key, false).c_str());
@@ -264,8 +282,10 @@ void add_fit_command(CLI::App& calibrate) {
     if (!opt->out.empty()) {
       write_checked(opt->out,
                     calibration::device_profile_yaml(
-                        p, {fmt::format("Compute calibration of {}, fitted by podsim calibrate fit on {}.", opt->device, today_utc()),
-                            "Measured with calibration/ microbenchmarks; see provenance for the machine and the fit error."}),
+                        p, {fmt::format("Compute calibration of {}, fitted by podsim calibrate fit on {}.",
+                                        opt->device, today_utc()),
+                            "Measured with calibration/ microbenchmarks; see provenance for the machine and "
+                            "the fit error."}),
                     [](const std::string& f) { calibration::load_device_profile(f); });
       std::printf("wrote %s\n", opt->out.c_str());
     }
@@ -285,12 +305,14 @@ void add_nccl_tests_command(CLI::App& calibrate) {
   cmd->add_option("--set,-s", opt->sets, "Override a topology key, e.g. --set topology.nodes=2");
   cmd->add_option("--out,-o", opt->out, "Fabric profile YAML to write");
   cmd->add_option("--name", opt->name, "Profile name (default: from the logs' GPUs and hosts)");
-  cmd->add_option("--op", opt->op, "Collective, when neither the log nor its file name says (e.g. all_reduce)");
+  cmd->add_option("--op", opt->op,
+                  "Collective, when neither the log nor its file name says (e.g. all_reduce)");
   cmd->add_option("--base", opt->base,
                   "Profile whose values are kept for link classes the logs do not measure (default: the "
                   "topology's fabric profile)");
   cmd->footer(
-      "Each log's ranks are placed on the topology as nccl-tests places them (servers filled in order); podsim\n"
+      "Each log's ranks are placed on the topology as nccl-tests places them (servers filled in order); "
+      "podsim\n"
       "plans the same collective and says which link class bounds it, what busbw 100% efficiency would give\n"
       "and how many algorithm steps pay latency. Fitted: link_efficiency per bounding class (large-message\n"
       "busbw / ideal busbw), step_latency_us per class and launch_latency_us (small-message times). Printed\n"
@@ -302,7 +324,8 @@ void add_nccl_tests_command(CLI::App& calibrate) {
     std::vector<std::pair<std::string, std::string>> t, w;
     split_sets(opt->sets, t, w);
     auto topo = topology::load_topology(opt->topology, t);
-    calibration::FabricProfile base = opt->base.empty() ? topo.fabric_profile : calibration::load_fabric_profile(opt->base);
+    calibration::FabricProfile base =
+        opt->base.empty() ? topo.fabric_profile : calibration::load_fabric_profile(opt->base);
 
     std::vector<calibration::NcclTestsLog> logs;
     for (const auto& f : opt->logs)
@@ -325,10 +348,11 @@ void add_nccl_tests_command(CLI::App& calibrate) {
 
     std::string tested;
     for (const auto& log : logs)
-      tested += fmt::format("{}{}:{} {} ({}, {} ranks on {} host(s), {}{})", tested.empty() ? "" : "; ", log.file,
-                            log.first_line, log.program.empty() ? log.op : log.program, log.device, log.ranks,
-                            log.nodes, log.hosts.empty() ? "?" : log.hosts.front() + (log.nodes > 1 ? ", ..." : ""),
-                            log.version.empty() ? "" : ", " + log.version);
+      tested +=
+          fmt::format("{}{}:{} {} ({}, {} ranks on {} host(s), {}{})", tested.empty() ? "" : "; ", log.file,
+                      log.first_line, log.program.empty() ? log.op : log.program, log.device, log.ranks,
+                      log.nodes, log.hosts.empty() ? "?" : log.hosts.front() + (log.nodes > 1 ? ", ..." : ""),
+                      log.version.empty() ? "" : ", " + log.version);
     // Test data written in nccl-tests' format says so in a comment; the profile must not call it measured.
     bool synthetic = false;
     for (const auto& f : opt->logs) {
@@ -338,12 +362,13 @@ void add_nccl_tests_command(CLI::App& calibrate) {
       synthetic = synthetic || first.find("not a measurement") != std::string::npos;
     }
     std::vector<calibration::Provenance> prov;
-    prov.push_back({synthetic ? "prior" : "measured",
-                    fmt::format("{}{}; imported {}; logs: {}", synthetic ? "NOT A MEASUREMENT (test data); " : "",
-                                command_line("nccl-tests", {fmt::format("{}", fmt::join(opt->logs, " ")),
-                                                            "--topology " + opt->topology}),
-                                today_utc(), tested),
-                    result.notes.front() + " (interpreted on " + opt->topology + ")"});
+    prov.push_back(
+        {synthetic ? "prior" : "measured",
+         fmt::format("{}{}; imported {}; logs: {}", synthetic ? "NOT A MEASUREMENT (test data); " : "",
+                     command_line("nccl-tests", {fmt::format("{}", fmt::join(opt->logs, " ")),
+                                                 "--topology " + opt->topology}),
+                     today_utc(), tested),
+         result.notes.front() + " (interpreted on " + opt->topology + ")"});
     std::string base_kind = "derived";
     for (const auto& bp : base.provenance)
       if (bp.kind == "prior") base_kind = "prior";
@@ -367,11 +392,12 @@ void add_nccl_tests_command(CLI::App& calibrate) {
       std::string lat = c.latency > 0 ? fmt::format("{:.2f}", c.latency * 1e6) : "-";
       double peak = 0;
       for (const auto& r : c.ranges) peak = std::max(peak, r.summary.peak_busbw);
-      std::printf("  %-*s %5d  %-11s %11.1f %16.1f %10s %11s %9s%%\n", int(width), label(c).c_str(), c.log->nodes,
-                  c.geometry.bandwidth_class.c_str(), c.geometry.ideal_busbw / 1e9, peak / 1e9, eff.c_str(),
-                  lat.c_str(), pct(c.model_error.mean_abs).c_str());
+      std::printf("  %-*s %5d  %-11s %11.1f %16.1f %10s %11s %9s%%\n", int(width), label(c).c_str(),
+                  c.log->nodes, c.geometry.bandwidth_class.c_str(), c.geometry.ideal_busbw / 1e9, peak / 1e9,
+                  eff.c_str(), lat.c_str(), pct(c.model_error.mean_abs).c_str());
     }
-    std::printf("per size range (latency = fitted time at zero size, busbw = fitted bus bandwidth in the range):\n");
+    std::printf(
+        "per size range (latency = fitted time at zero size, busbw = fitted bus bandwidth in the range):\n");
     std::printf("  %-18s %-22s %11s %11s %16s  %-11s %10s\n", "test", "sizes", "latency(us)", "busbw(GB/s)",
                 "peak busbw(GB/s)", "bound by", "podsim err");
     auto size = [](double b) {
@@ -389,17 +415,20 @@ void add_nccl_tests_command(CLI::App& calibrate) {
                     r.summary.bound_by.c_str(), pct(r.model_error.mean_abs).c_str());
       }
     std::printf("profile:\n");
-    for (const auto& [cls, e] : p.link_efficiency) std::printf("  link_efficiency.%-12s %8.3f\n", cls.c_str(), e);
-    for (const auto& [cls, s] : p.step_latency) std::printf("  step_latency_us.%-12s %8.3f\n", cls.c_str(), s * 1e6);
+    for (const auto& [cls, e] : p.link_efficiency)
+      std::printf("  link_efficiency.%-12s %8.3f\n", cls.c_str(), e);
+    for (const auto& [cls, s] : p.step_latency)
+      std::printf("  step_latency_us.%-12s %8.3f\n", cls.c_str(), s * 1e6);
     std::printf("  %-28s %8.2f\n", "launch_latency_us", p.launch_latency * 1e6);
     for (const auto& n : result.notes) std::printf("note: %s\n", n.c_str());
     if (!opt->out.empty()) {
-      write_checked(opt->out,
-                    calibration::fabric_profile_yaml(
-                        p, {fmt::format("{}: imported from nccl-tests logs by podsim calibrate nccl-tests on {}.",
-                                        p.name, today_utc()),
-                            "See provenance for the logs and what was fitted or kept."}),
-                    [](const std::string& f) { calibration::load_fabric_profile(f); });
+      write_checked(
+          opt->out,
+          calibration::fabric_profile_yaml(
+              p, {fmt::format("{}: imported from nccl-tests logs by podsim calibrate nccl-tests on {}.",
+                              p.name, today_utc()),
+                  "See provenance for the logs and what was fitted or kept."}),
+          [](const std::string& f) { calibration::load_fabric_profile(f); });
       std::printf("wrote %s\n", opt->out.c_str());
     }
   });

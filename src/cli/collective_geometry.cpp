@@ -18,8 +18,9 @@ Topology with_profile(const Topology& topo, const calibration::FabricProfile& pr
   return t;
 }
 
-const LinkClass kClasses[] = {LinkClass::nvlink, LinkClass::pcie,       LinkClass::infiniband, LinkClass::ethernet,
-                              LinkClass::ici,    LinkClass::wafer_mesh, LinkClass::fabric};
+const LinkClass kClasses[] = {LinkClass::nvlink,   LinkClass::pcie, LinkClass::infiniband,
+                              LinkClass::ethernet, LinkClass::ici,  LinkClass::wafer_mesh,
+                              LinkClass::fabric};
 
 }  // namespace
 
@@ -30,20 +31,24 @@ network::Collective measured_collective(const Topology& topo, const calibration:
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("{}:{}: {}", log.file, log.first_line, e.what()));
   }
-  c.algorithm = c.kind == network::CollectiveKind::all_to_all ? network::Algorithm::direct : network::Algorithm::ring;
+  c.algorithm =
+      c.kind == network::CollectiveKind::all_to_all ? network::Algorithm::direct : network::Algorithm::ring;
   if (log.nodes < 1 || log.ranks % log.nodes != 0)
-    throw InputError(fmt::format("{}:{}: {} ranks on {} hosts is not the same number on every host; podsim "
-                                 "places the same number of ranks on each server",
-                                 log.file, log.first_line, log.ranks, log.nodes));
+    throw InputError(
+        fmt::format("{}:{}: {} ranks on {} hosts is not the same number on every host; podsim "
+                    "places the same number of ranks on each server",
+                    log.file, log.first_line, log.ranks, log.nodes));
   int per_node = log.ranks / log.nodes;
   if (per_node > topo.devices_per_node)
-    throw InputError(fmt::format("{}:{}: {} ranks per host, but a server of {} has {} devices: is --topology "
-                                 "the machine the log was measured on?",
-                                 log.file, log.first_line, per_node, topo.name, topo.devices_per_node));
+    throw InputError(
+        fmt::format("{}:{}: {} ranks per host, but a server of {} has {} devices: is --topology "
+                    "the machine the log was measured on?",
+                    log.file, log.first_line, per_node, topo.name, topo.devices_per_node));
   if (log.nodes > topo.nodes)
-    throw InputError(fmt::format("{}:{}: the log spans {} hosts but the topology has {} servers; add --set "
-                                 "topology.nodes={}",
-                                 log.file, log.first_line, log.nodes, topo.nodes, log.nodes));
+    throw InputError(
+        fmt::format("{}:{}: the log spans {} hosts but the topology has {} servers; add --set "
+                    "topology.nodes={}",
+                    log.file, log.first_line, log.nodes, topo.nodes, log.nodes));
   for (int node = 0; node < log.nodes; ++node)
     for (int local = 0; local < per_node; ++local) c.group.push_back(node * topo.devices_per_node + local);
   // sendrecv_perf sends around a ring of all ranks; its slowest hop crosses servers when there are several.

@@ -40,8 +40,9 @@ struct DeviceFitResult {
   ErrorTable holdout;     // fit without the held-out rows, predicting them
   int fitted_rows = 0;
   int holdout_rows = 0;
-  std::map<std::string, double> memory_kernel_efficiency;  // achieved / datasheet at each kernel's largest size
-  std::optional<double> measured_clock_sustain;            // from burst/sustained rows
+  std::map<std::string, double>
+      memory_kernel_efficiency;                  // achieved / datasheet at each kernel's largest size
+  std::optional<double> measured_clock_sustain;  // from burst/sustained rows
   std::vector<std::string> notes;
 };
 

@@ -28,8 +28,8 @@ struct CollectiveGeometry {
   std::vector<std::string> other_classes;  // other link classes the route crosses (podsim charges the
                                            // largest step latency on a route, so these must not exceed
                                            // the latency class's)
-  double wire_latency = 0;      // route latency, seconds
-  double bus_factor = 1;        // nccl-tests busbw / algbw for this collective and rank count
+  double wire_latency = 0;                 // route latency, seconds
+  double bus_factor = 1;                   // nccl-tests busbw / algbw for this collective and rank count
 };
 
 struct RangeFit {

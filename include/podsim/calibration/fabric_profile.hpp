@@ -14,10 +14,10 @@ namespace podsim::calibration {
 // record the fitted parameters above were derived from, and how well podsim's model reproduces it.
 struct MeasuredRange {
   double from_bytes = 0, to_bytes = 0;
-  double latency = 0;     // seconds: fitted time at zero size within the range (Hockney alpha)
-  double busbw = 0;       // bytes/s: fitted bus bandwidth within the range (0: no size dependence seen)
-  double peak_busbw = 0;  // bytes/s: largest measured busbw within the range
-  std::string bound_by;   // link class ("nvlink", "infiniband", ...) or "latency"
+  double latency = 0;      // seconds: fitted time at zero size within the range (Hockney alpha)
+  double busbw = 0;        // bytes/s: fitted bus bandwidth within the range (0: no size dependence seen)
+  double peak_busbw = 0;   // bytes/s: largest measured busbw within the range
+  std::string bound_by;    // link class ("nvlink", "infiniband", ...) or "latency"
   double model_error = 0;  // mean |relative error| of podsim's model with this profile over the range
 };
 

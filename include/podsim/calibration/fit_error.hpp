@@ -10,9 +10,9 @@ namespace podsim::calibration {
 
 struct ErrorSummary {
   int count = 0;
-  double mean_abs = 0;  // mean |relative error|
-  double max_abs = 0;   // largest |relative error|
-  double bias = 0;      // mean signed relative error (> 0: the model is slow, < 0: optimistic)
+  double mean_abs = 0;              // mean |relative error|
+  double max_abs = 0;               // largest |relative error|
+  double bias = 0;                  // mean signed relative error (> 0: the model is slow, < 0: optimistic)
   void add(double relative_error);  // running update
 };
 

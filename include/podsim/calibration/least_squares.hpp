@@ -10,9 +10,9 @@
 namespace podsim::calibration {
 
 struct LeastSquaresResult {
-  std::vector<double> x;         // the solution, every entry >= 0
-  double residual_sum_sq = 0;    // sum of squared residuals at x
-  bool identifiable = true;      // false when the full system is rank deficient
+  std::vector<double> x;       // the solution, every entry >= 0
+  double residual_sum_sq = 0;  // sum of squared residuals at x
+  bool identifiable = true;    // false when the full system is rank deficient
 };
 
 // Minimizes ||A x - b||^2 subject to x >= 0. A is row-major, rows.size() == b.size(), every row has the

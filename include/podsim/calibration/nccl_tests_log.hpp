@@ -22,15 +22,15 @@ struct NcclTestsRow {
 
 struct NcclTestsLog {
   std::string file;
-  int first_line = 0;      // line of the test's column header
-  std::string op;          // podsim collective name: all_reduce, all_gather, ... (see to_podsim_collective)
-  std::string program;     // nccl-tests binary if the log names it, e.g. all_reduce_perf
-  int ranks = 0;           // from the Rank lines
-  int nodes = 0;           // distinct hosts among the Rank lines
+  int first_line = 0;   // line of the test's column header
+  std::string op;       // podsim collective name: all_reduce, all_gather, ... (see to_podsim_collective)
+  std::string program;  // nccl-tests binary if the log names it, e.g. all_reduce_perf
+  int ranks = 0;        // from the Rank lines
+  int nodes = 0;        // distinct hosts among the Rank lines
   std::vector<std::string> hosts;
-  std::string device;      // GPU model printed on the Rank lines
-  std::string version;     // "nccl-tests 2.13.9, NCCL 2.18.3" as far as the log says
-  std::string settings;    // the "# nThread ... iters ..." line
+  std::string device;    // GPU model printed on the Rank lines
+  std::string version;   // "nccl-tests 2.13.9, NCCL 2.18.3" as far as the log says
+  std::string settings;  // the "# nThread ... iters ..." line
   std::vector<NcclTestsRow> rows;
 };
 

@@ -34,7 +34,7 @@ echo "run-all: calib-gemm -> $out/gemm.csv" >&2
 "$build/calib-gemm" --out "$out/gemm.csv" "${gemm_args[@]}"
 echo "run-all: calib-memory -> $out/memory.csv" >&2
 "$build/calib-memory" --out "$out/memory.csv" "${memory_args[@]}"
-gpus=$(nvidia-smi -L 2>/dev/null | wc -l || echo 0)
+gpus=$( (nvidia-smi -L 2>/dev/null || true) | wc -l)
 if [ -x "$build/calib-nccl" ] && [ "$gpus" -ge 2 ]; then
   echo "run-all: calib-nccl on $gpus GPUs -> $out/nccl.csv" >&2
   "$build/calib-nccl" --out "$out/nccl.csv" "${nccl_args[@]}"

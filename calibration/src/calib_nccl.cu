@@ -155,15 +155,15 @@ int main(int argc, char** argv) {
   // Hosts of all ranks, gathered over NCCL itself (no MPI needed), for the provenance header.
   char host[64] = {0};
   gethostname(host, sizeof host - 1);
-  char* names = nullptr;
   std::set<std::string> hosts;
   {
-    CALIB_CUDA(cudaSetDevice(ranks[0].device));
-    CALIB_CUDA(cudaMalloc(&names, 64 * size_t(nranks)));
-    CALIB_NCCL(ncclGroupStart());
     for (auto& r : ranks) {
       CALIB_CUDA(cudaSetDevice(r.device));
       CALIB_CUDA(cudaMemcpy(r.send, host, 64, cudaMemcpyHostToDevice));
+    }
+    CALIB_NCCL(ncclGroupStart());
+    for (auto& r : ranks) {
+      CALIB_CUDA(cudaSetDevice(r.device));
       CALIB_NCCL(ncclAllGather(r.send, r.recv, 64, ncclChar, r.comm, r.stream));
     }
     CALIB_NCCL(ncclGroupEnd());
@@ -173,7 +173,6 @@ int main(int argc, char** argv) {
     CALIB_CUDA(cudaMemcpy(all.data(), ranks[0].recv, all.size(), cudaMemcpyDeviceToHost));
     for (int i = 0; i < nranks; ++i)
       hosts.insert(std::string(all.data() + 64 * i, strnlen(all.data() + 64 * i, 64)));
-    cudaFree(names);
   }
 
   FILE* out = nullptr;
@@ -210,10 +209,9 @@ int main(int argc, char** argv) {
     for (size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
       if (bytes / 4 < size_t(nranks)) continue;  // at least one element per rank
       run_all(op, bytes, 3);                     // warm-up (and NCCL's lazy connection setup)
-      auto t0 = std::chrono::steady_clock::now();
-      run_all(op, bytes, 1);
-      double once = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      int iterations = std::clamp(static_cast<int>(0.02 / std::max(once, 1e-6)), 5, 200);
+      // The same count on every rank (a count derived from each process's own timing could differ between
+      // processes and leave collectives unmatched): ~50 ms per sample at ~100 GB/s, 5 to 200 launches.
+      int iterations = static_cast<int>(std::clamp<size_t>(size_t(5e9) / bytes, 5, 200));
       std::vector<double> samples;
       for (int s = 0; s < 5; ++s) {
         auto start = std::chrono::steady_clock::now();

@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev googletest  # unit tests
   libbenchmark-dev          # bench/
   python3                   # tests/golden/compare.py, tests/sweep_contract.sh
+  libnlopt-dev              # calibration fits (podsim calibrate fit)
 )
 packages+=("$@")  # callers may ask for extra packages (e.g. the browser the report test needs)
 

@@ -61,6 +61,39 @@ double FabricProfile::step(const std::string& link_class) const {
   return it == step_latency.end() ? 0.0 : it->second;
 }
 
+namespace {
+
+std::vector<MeasuredCollective> read_measured_collectives(const ConfigNode& root) {
+  std::vector<MeasuredCollective> out;
+  for (const ConfigNode& entry : root.list("collectives")) {
+    MeasuredCollective c;
+    c.op = entry.choice(
+        "op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast"});
+    c.ranks = static_cast<int>(entry.positive_integer("ranks"));
+    c.nodes = static_cast<int>(entry.positive_integer("nodes"));
+    c.bound_by = entry.string("bound_by");
+    c.source = entry.string_or("source", "");
+    for (const ConfigNode& r : entry.list("ranges")) {
+      MeasuredRange range;
+      range.from_bytes = r.positive("from_bytes");
+      range.to_bytes = r.positive("to_bytes");
+      if (range.to_bytes < range.from_bytes) r.fail("to_bytes", "must not be less than from_bytes");
+      range.latency = r.non_negative_or("latency_us", 0) * 1e-6;
+      range.busbw = r.non_negative_or("busbw_GBps", 0) * 1e9;
+      range.peak_busbw = r.non_negative_or("peak_busbw_GBps", 0) * 1e9;
+      range.bound_by = r.string("bound_by");
+      range.model_error = r.non_negative_or("model_error_pct", 0) / 100;
+      r.reject_unknown_keys();
+      c.ranges.push_back(range);
+    }
+    entry.reject_unknown_keys();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
 FabricProfile load_fabric_profile(const std::string& path) {
   ConfigNode root = ConfigNode::load_file(path);
   FabricProfile p;
@@ -72,6 +105,7 @@ FabricProfile load_fabric_profile(const std::string& path) {
   for (const auto& key : steps.keys()) p.step_latency[key] = steps.non_negative_or(key, 0) * 1e-6;
   p.launch_latency = root.non_negative_or("launch_latency_us", 5) * 1e-6;
   p.provenance = read_provenance(root);
+  if (root.has("collectives")) p.measured = read_measured_collectives(root);
   root.reject_unknown_keys();
   return p;
 }

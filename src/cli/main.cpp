@@ -23,12 +23,14 @@ int main(int argc, char** argv) {
       "1GB\n"
       "  podsim sweep workloads/studies/gpt3-weak-scaling.yaml --out out/weak\n"
       "  podsim validate\n"
+      "  podsim calibrate nccl-tests all_reduce_perf.log --topology topologies/dgx-a100-superpod.yaml\n"
       "Run 'podsim COMMAND --help' for the options of a command.");
   podsim::cli::add_run_command(app);
   podsim::cli::add_topo_command(app);
   podsim::cli::add_collective_command(app);
   podsim::cli::add_validate_command(app);
   podsim::cli::add_sweep_command(app);
+  podsim::cli::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

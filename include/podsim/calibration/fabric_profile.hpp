@@ -10,6 +10,25 @@
 
 namespace podsim::calibration {
 
+// A measured collective summarized per size range (written by `podsim calibrate nccl-tests`): the
+// record the fitted parameters above were derived from, and how well podsim's model reproduces it.
+struct MeasuredRange {
+  double from_bytes = 0, to_bytes = 0;
+  double latency = 0;      // seconds: fitted time at zero size within the range (Hockney alpha)
+  double busbw = 0;        // bytes/s: fitted bus bandwidth within the range (0: no size dependence seen)
+  double peak_busbw = 0;   // bytes/s: largest measured busbw within the range
+  std::string bound_by;    // link class ("nvlink", "infiniband", ...) or "latency"
+  double model_error = 0;  // mean |relative error| of podsim's model with this profile over the range
+};
+
+struct MeasuredCollective {
+  std::string op;  // all_reduce, all_gather, reduce_scatter, all_to_all, send_recv, broadcast
+  int ranks = 0, nodes = 0;
+  std::string bound_by;  // link class that bounds large messages
+  std::string source;    // log file and line
+  std::vector<MeasuredRange> ranges;
+};
+
 struct FabricProfile {
   std::string name;
   std::string file;
@@ -19,6 +38,7 @@ struct FabricProfile {
   std::map<std::string, double> step_latency;
   double launch_latency = 5e-6;  // fixed cost of starting a collective
   std::vector<Provenance> provenance;
+  std::vector<MeasuredCollective> measured;  // optional `collectives:` section
 
   double efficiency(const std::string& link_class) const;
   double step(const std::string& link_class) const;

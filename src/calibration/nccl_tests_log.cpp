@@ -1,0 +1,308 @@
+#include "podsim/calibration/nccl_tests_log.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "podsim/core/csv_table.hpp"
+#include "podsim/core/error.hpp"
+
+namespace podsim::calibration {
+namespace {
+
+std::vector<std::string> tokens(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+bool is_unsigned_integer(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Where the columns the importer needs are in a result header.
+struct Columns {
+  int size = -1, time = -1, busbw = -1;
+  size_t count = 0;  // tokens a row must have at least
+};
+
+// "size count type redop root time algbw busbw #wrong time algbw busbw #wrong" (names as in the header,
+// without the leading '#'); the first time/busbw pair is out-of-place.
+bool header_columns(const std::vector<std::string>& t, Columns& c) {
+  if (t.empty() || t[0] != "size") return false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (c.time < 0 && (t[i] == "time" || t[i] == "cputime")) c.time = static_cast<int>(i);
+    if (c.time >= 0 && c.busbw < 0 && t[i] == "busbw") c.busbw = static_cast<int>(i);
+  }
+  c.size = 0;
+  if (c.time < 0 || c.busbw < 0) return false;
+  c.count = static_cast<size_t>(std::max(c.time, c.busbw)) + 1;
+  return true;
+}
+
+double number_at(const std::vector<std::string>& t, int index, const std::string& what,
+                 const std::string& name, int lineno) {
+  const std::string& s = t.at(index);
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos == 0 || pos != s.size() || !std::isfinite(v) || v < 0)
+    throw InputError(
+        fmt::format("{}:{}: the {} column must be a non-negative number, got '{}'", name, lineno, what, s));
+  return v;
+}
+
+std::string collective_from_file_name(const std::string& name) {
+  std::string base = std::filesystem::path(name).filename().string();
+  std::transform(base.begin(), base.end(), base.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* key : {"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
+                          "reducescatter", "alltoall", "all_to_all", "sendrecv", "send_recv", "broadcast"})
+    if (base.find(key) != std::string::npos) return to_podsim_collective(key);
+  return "";
+}
+
+std::string nccl_version_from_code(const std::string& code) {
+  // NCCL_VERSION_CODE is major*10000 + minor*100 + patch since NCCL 2.9.
+  if (!is_unsigned_integer(code) || code.size() < 5) return code;
+  long v = std::stol(code);
+  return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
+}
+
+}  // namespace
+
+std::string to_podsim_collective(const std::string& raw) {
+  std::string name = raw;
+  if (name.size() > 5 && name.substr(name.size() - 5) == "_perf") name.resize(name.size() - 5);
+  if (name == "all_reduce" || name == "allreduce") return "all_reduce";
+  if (name == "all_gather" || name == "allgather") return "all_gather";
+  if (name == "reduce_scatter" || name == "reducescatter") return "reduce_scatter";
+  if (name == "alltoall" || name == "all_to_all") return "all_to_all";
+  if (name == "sendrecv" || name == "send_recv") return "send_recv";
+  if (name == "broadcast") return "broadcast";
+  return "";
+}
+
+std::vector<NcclTestsLog> parse_nccl_tests_log(const std::string& text, const std::string& name,
+                                               const std::string& op_override) {
+  static const std::regex rank_line(
+      R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
+  static const std::regex tests_version(
+      R"(nccl-tests version\s+(\S+)(?:\s+nccl-headers=(\d+))?(?:\s+nccl-library=(\d+))?)");
+  static const std::regex nccl_version(R"(NCCL version\s+(\S+))");
+  static const std::regex starting(R"(^#\s*Collective test starting:\s*(\S+))");
+
+  std::string op = op_override.empty() ? "" : to_podsim_collective(op_override);
+  if (!op_override.empty() && op.empty())
+    throw InputError(
+        fmt::format("--op {}: not a collective podsim models (valid: all_reduce, all_gather, "
+                    "reduce_scatter, alltoall, sendrecv, broadcast)",
+                    op_override));
+
+  std::vector<NcclTestsLog> logs;
+  std::vector<std::pair<int, std::string>> rank_hosts;  // Rank lines since the last table
+  std::string device, program, version, settings;
+  NcclTestsLog* current = nullptr;
+  Columns cols;
+  bool in_table = false;
+
+  auto finish_ranks = [&](NcclTestsLog& log, int lineno) {
+    if (rank_hosts.empty() && !logs.empty() && &log != &logs.front()) {
+      const NcclTestsLog& prev = logs[logs.size() - 2];
+      log.ranks = prev.ranks, log.nodes = prev.nodes, log.hosts = prev.hosts, log.device = prev.device;
+      return;
+    }
+    if (rank_hosts.empty())
+      throw InputError(fmt::format(
+          "{}:{}: no '#  Rank N Group G Pid P on HOST device D [...] GPU' lines before the result table: the "
+          "log must show which GPUs took part (nccl-tests prints them; keep the whole output)",
+          name, lineno));
+    std::set<int> ranks;
+    for (const auto& [rank, host] : rank_hosts) {
+      ranks.insert(rank);
+      if (std::find(log.hosts.begin(), log.hosts.end(), host) == log.hosts.end()) log.hosts.push_back(host);
+    }
+    log.ranks = static_cast<int>(ranks.size());
+    log.nodes = static_cast<int>(log.hosts.size());
+    log.device = device;
+    rank_hosts.clear();
+  };
+
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::smatch m;
+    if (std::regex_search(line, m, tests_version)) {
+      version = "nccl-tests " + m[1].str();
+      if (m[3].matched) version += ", NCCL " + nccl_version_from_code(m[3].str());
+    } else if (line.find("NCCL INFO") != std::string::npos || line.find("NCCL WARN") != std::string::npos) {
+      if (std::regex_search(line, m, nccl_version) && version.find("NCCL") == std::string::npos)
+        version += (version.empty() ? "NCCL " : ", NCCL ") + m[1].str();
+      continue;
+    }
+    if (std::regex_search(line, m, starting)) {
+      program = m[1].str();
+      in_table = false;
+      continue;
+    }
+    if (std::regex_match(line, m, rank_line)) {
+      rank_hosts.emplace_back(std::stoi(m[1].str()), m[2].str());
+      device = m[3].str();
+      in_table = false;
+      continue;
+    }
+    if (!line.empty() && line[0] == '#') {
+      auto t = tokens(line.substr(1));
+      if (!t.empty() && t[0] == "nThread") settings = line.substr(1);
+      Columns c;
+      if (header_columns(t, c)) {
+        cols = c;
+        logs.emplace_back();
+        current = &logs.back();
+        current->file = name;
+        current->first_line = lineno;
+        current->program = program;
+        current->version = version;
+        current->settings = settings;
+        current->op = !op.empty()        ? op
+                      : !program.empty() ? to_podsim_collective(program)
+                                         : collective_from_file_name(name);
+        if (current->op.empty())
+          throw InputError(fmt::format(
+              "{}:{}: cannot tell which collective this table measured ({}); name the file after the "
+              "nccl-tests program (e.g. all_reduce_perf.log) or pass --op all_reduce|all_gather|"
+              "reduce_scatter|alltoall|sendrecv|broadcast",
+              name, lineno,
+              program.empty() ? "no '# Collective test starting' line"
+                              : fmt::format("'{}' is not a collective podsim models", program)));
+        finish_ranks(*current, lineno);
+        program.clear();
+        in_table = true;
+      }
+      continue;
+    }
+    auto t = tokens(line);
+    if (t.empty() || !in_table) continue;
+    if (!is_unsigned_integer(t[0])) continue;  // other programs' output mixed into the log
+    if (t.size() < cols.count)
+      throw InputError(fmt::format(
+          "{}:{}: result row has {} fields but the header at line {} needs at least {} (size ... time algbw "
+          "busbw): truncated line?",
+          name, lineno, t.size(), current->first_line, cols.count));
+    NcclTestsRow row;
+    row.line = lineno;
+    row.bytes = number_at(t, cols.size, "size (B)", name, lineno);
+    row.seconds = number_at(t, cols.time, "out-of-place time (us)", name, lineno) * 1e-6;
+    row.busbw = number_at(t, cols.busbw, "out-of-place busbw (GB/s)", name, lineno) * 1e9;
+    if (row.bytes <= 0 || row.seconds <= 0)
+      throw InputError(fmt::format("{}:{}: size and time must be more than 0 (got {} B, {} us)", name, lineno,
+                                   row.bytes, row.seconds * 1e6));
+    if (!current->rows.empty() && row.bytes <= current->rows.back().bytes)
+      throw InputError(fmt::format(
+          "{}:{}: size {} B does not increase (line {} had {} B): sizes must grow within one test; if two "
+          "runs were pasted together, keep each with its own column header",
+          name, lineno, row.bytes, current->rows.back().line, current->rows.back().bytes));
+    current->rows.push_back(row);
+  }
+  if (logs.empty())
+    throw InputError(fmt::format(
+        "{}: no nccl-tests result table (expected a header line '#  size  count  type  redop  root  time  "
+        "algbw  busbw ...' followed by result rows)",
+        name));
+  for (const auto& log : logs)
+    if (log.rows.empty())
+      throw InputError(fmt::format("{}:{}: the result table has no rows (did the test fail or stop early?)",
+                                   name, log.first_line));
+  return logs;
+}
+
+bool is_calib_nccl_csv(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    return line.rfind("op,ranks,nodes,bytes", 0) == 0;
+  }
+  return false;
+}
+
+std::vector<NcclTestsLog> parse_calib_nccl_csv(const std::string& text, const std::string& name) {
+  CsvTable t = parse_csv(text, name);
+  for (const char* c : {"op", "ranks", "nodes", "bytes", "median_time_us"})
+    if (!t.has_column(c))
+      throw InputError(
+          fmt::format("{}: missing column '{}' (calib-nccl writes: op, ranks, nodes, bytes, "
+                      "median_time_us, algbw_GBps, busbw_GBps, iterations)",
+                      name, c));
+  std::map<std::string, std::string> header;
+  for (const auto& c : t.comments) {
+    auto colon = c.find(':');
+    if (colon == std::string::npos) continue;
+    auto trim = [](std::string v) {
+      size_t a = v.find_first_not_of(' '), b = v.find_last_not_of(' ');
+      return a == std::string::npos ? std::string() : v.substr(a, b - a + 1);
+    };
+    header[trim(c.substr(0, colon))] = trim(c.substr(colon + 1));
+  }
+  std::vector<NcclTestsLog> logs;
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    std::string op = to_podsim_collective(t.text(i, "op"));
+    if (op.empty())
+      throw InputError(fmt::format("{}:{}: unknown collective '{}' in column 'op'", name, t.row_lines[i],
+                                   t.text(i, "op")));
+    int ranks = static_cast<int>(t.number(i, "ranks")), nodes = static_cast<int>(t.number(i, "nodes"));
+    if (logs.empty() || logs.back().op != op || logs.back().ranks != ranks || logs.back().nodes != nodes) {
+      NcclTestsLog log;
+      log.file = name;
+      log.first_line = t.row_lines[i];
+      log.op = op;
+      log.program = "calib-nccl " + op;
+      log.ranks = ranks;
+      log.nodes = nodes;
+      std::istringstream hosts(header["hosts"]);
+      for (std::string h; hosts >> h;) log.hosts.push_back(h);
+      log.device = header["device"];
+      log.version = header.count("nccl") ? "NCCL " + header["nccl"] : "";
+      logs.push_back(std::move(log));
+    }
+    NcclTestsRow row;
+    row.line = t.row_lines[i];
+    row.bytes = t.number(i, "bytes");
+    row.seconds = t.number(i, "median_time_us") * 1e-6;
+    if (row.bytes <= 0 || row.seconds <= 0 || ranks < 1 || nodes < 1)
+      throw InputError(
+          fmt::format("{}:{}: ranks, nodes, bytes and median_time_us must be more than 0", name, row.line));
+    auto& rows = logs.back().rows;
+    if (!rows.empty() && row.bytes <= rows.back().bytes)
+      throw InputError(
+          fmt::format("{}:{}: bytes {} does not increase (line {} had {}) within {} over {} ranks", name,
+                      row.line, row.bytes, rows.back().line, rows.back().bytes, op, ranks));
+    rows.push_back(row);
+  }
+  if (logs.empty()) throw InputError(fmt::format("{}: no measurements after the header", name));
+  return logs;
+}
+
+std::vector<NcclTestsLog> read_nccl_tests_log(const std::string& path, const std::string& op) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (is_calib_nccl_csv(ss.str())) return parse_calib_nccl_csv(ss.str(), path);
+  return parse_nccl_tests_log(ss.str(), path, op);
+}
+
+}  // namespace podsim::calibration

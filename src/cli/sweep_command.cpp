@@ -104,7 +104,7 @@ void print_table(const study::ResultsTable& table, const std::vector<std::string
   std::vector<std::string> cols = {"point"};
   cols.insert(cols.end(), axis_keys.begin(), axis_keys.end());
   for (const char* c : {"status", "devices", "step_time_s", "tflops_per_device", "mfu",
-                        "memory_per_device_GiB", "tokens_per_s"})
+                        "memory_per_device_GiB", "tokens_per_s", "samples_per_s"})
     cols.push_back(c);
   std::vector<int> idx;
   for (const auto& c : cols)

@@ -20,7 +20,7 @@ export LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp
 ctest --test-dir build-asan -j "$(nproc)" --output-on-failure -E 'validation_megatron_sc21|slurm_sweep'
 
 mkdir -p build-asan/fuzz-artifacts
-for target in topology workload study csv; do
+for target in topology workload study csv nccl kernels; do
   work=build-asan/fuzz-corpus/$target
   rm -rf "$work" && mkdir -p "$work"
   cp tests/fuzz/corpus/$target/* "$work"/

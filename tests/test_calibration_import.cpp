@@ -10,9 +10,9 @@
 #include <sstream>
 
 #include "podsim/calibration/fabric_fit.hpp"
-#include "podsim/calibration/wafer_profile.hpp"
 #include "podsim/calibration/kernel_measurements.hpp"
 #include "podsim/calibration/nccl_tests_log.hpp"
+#include "podsim/calibration/wafer_profile.hpp"
 #include "podsim/cli/collective_geometry.hpp"
 #include "podsim/core/error.hpp"
 #include "test_helpers.hpp"
@@ -283,8 +283,8 @@ TEST(CalibProfiles, EveryShippedProfileLoads) {
   for (const auto& entry : fs::directory_iterator(podsim::testing::source_path("calibration/profiles"))) {
     std::string name = entry.path().filename().string();
     if (entry.path().extension() != ".yaml") continue;
-    // Three kinds of profile, told apart by their content: fabric (link_efficiency), wafer (gemm_efficiency of a
-    // wafer-scale device) and GPU/TPU/CPU device (a gemm section).
+    // Three kinds of profile, told apart by their content: fabric (link_efficiency), wafer (gemm_efficiency
+    // of a wafer-scale device) and GPU/TPU/CPU device (a gemm section).
     std::ifstream in(entry.path());
     std::string text((std::istreambuf_iterator<char>(in)), {});
     if (text.find("\nlink_efficiency:") != std::string::npos)

@@ -31,7 +31,8 @@ TEST(ComputeModel, ProfileReproducesThePublishedCalibrationPoint) {
   double fitted = calibration::fit_mainloop_efficiency(profile, a100_rates(), {6912, 16384, 2048}, 267.9e12);
   EXPECT_NEAR(fitted, profile.gemm.mainloop_efficiency, 0.005);
   // H100 SXM: MAMF 792.1 TFLOP/s at 6144x17920x2816 (same source).
-  auto h100 = calibration::load_device_profile(podsim::testing::source_path("calibration/profiles/h100-sxm5-80gb.yaml"));
+  auto h100 = calibration::load_device_profile(
+      podsim::testing::source_path("calibration/profiles/h100-sxm5-80gb.yaml"));
   h100.clock_sustain_factor = 1.0;
   EXPECT_NEAR(ComputeModel(h100, {989e12, 3350e9, 132, 2}).gemm({6144, 17920, 2816}).tflops(), 792.1, 2.0);
 }

@@ -1,5 +1,6 @@
-// Replays every fuzzing seed and every input the fuzzer ever found (tests/fuzz/corpus, tests/fuzz/regressions)
-// through the same entry points, in the normal build: rejections must be clean errors, never crashes.
+// Replays every fuzzing seed and every input the fuzzer ever found (tests/fuzz/corpus,
+// tests/fuzz/regressions) through the same entry points, in the normal build: rejections must be clean
+// errors, never crashes.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,7 +30,21 @@ void replay_dir(const std::string& target, void (*entry)(const std::string&)) {
 
 }  // namespace
 
-TEST(FuzzCorpus, Topology) { replay_dir("topology", podsim::fuzz::topology_yaml); }
-TEST(FuzzCorpus, Workload) { replay_dir("workload", podsim::fuzz::workload_yaml); }
-TEST(FuzzCorpus, Study) { replay_dir("study", podsim::fuzz::study_yaml); }
-TEST(FuzzCorpus, Csv) { replay_dir("csv", podsim::fuzz::csv_text); }
+TEST(FuzzCorpus, Topology) {
+  replay_dir("topology", podsim::fuzz::topology_yaml);
+}
+TEST(FuzzCorpus, Workload) {
+  replay_dir("workload", podsim::fuzz::workload_yaml);
+}
+TEST(FuzzCorpus, Study) {
+  replay_dir("study", podsim::fuzz::study_yaml);
+}
+TEST(FuzzCorpus, Csv) {
+  replay_dir("csv", podsim::fuzz::csv_text);
+}
+TEST(FuzzCorpus, NcclTestsLog) {
+  replay_dir("nccl", podsim::fuzz::nccl_tests_log);
+}
+TEST(FuzzCorpus, KernelCsv) {
+  replay_dir("kernels", podsim::fuzz::kernel_csv);
+}

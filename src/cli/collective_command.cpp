@@ -69,8 +69,9 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--op", opt->op,
                   "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv");
   cmd->add_option("--devices,-n", opt->devices, "Number of ranks in the group");
-  cmd->add_option("--per-node", opt->per_node,
-                  "Ranks per node (server, TPU chip group, CS-2; default: fill nodes); 1 puts one rank on each node");
+  cmd->add_option(
+      "--per-node", opt->per_node,
+      "Ranks per node (server, TPU chip group, CS-2; default: fill nodes); 1 puts one rank on each node");
   cmd->add_option("--bytes,-b", opt->bytes, "Size (nccl-tests convention), e.g. 8, 64KB, 1GB");
   cmd->add_option("--max-bytes,-e", opt->max_bytes,
                   "Sweep sizes from --bytes up to this, doubling (like nccl-tests -b/-e/-f 2)");
@@ -145,8 +146,9 @@ void add_collective_command(CLI::App& app) {
     const char* algorithm = c.kind == network::CollectiveKind::all_to_all  ? "direct"
                             : c.kind == network::CollectiveKind::send_recv ? "point-to-point"
                                                                            : network::to_string(c.algorithm);
-    std::printf("# podsim collective: %s (%s) over %d ranks of %s (%d per node)\n", network::to_string(c.kind), algorithm,
-                static_cast<int>(c.group.size()), topo.name.c_str(), per_node);
+    std::printf("# podsim collective: %s (%s) over %d ranks of %s (%d per node)\n",
+                network::to_string(c.kind), algorithm, static_cast<int>(c.group.size()), topo.name.c_str(),
+                per_node);
     std::printf("# %12s %14s %12s %12s %12s  %s\n", "size", "size(B)", "time(us)", "algbw(GB/s)",
                 "busbw(GB/s)", "bound by");
     for (size_t i = 0; i < sizes.size(); ++i) {

@@ -189,8 +189,8 @@ bool ConfigNode::is_list(std::string_view key) const {
 std::string ConfigNode::key_text(const YAML::Node& key) const {
   if (!key.IsScalar()) {
     YAML::Mark m = key.Mark();
-    throw InputError(fmt::format("{}:{}:{}: {}: keys must be plain names, not {}", source_->file, m.line + 1, m.column + 1,
-                                 path_.empty() ? "(top level)" : path_, describe_value(key)));
+    throw InputError(fmt::format("{}:{}:{}: {}: keys must be plain names, not {}", source_->file, m.line + 1,
+                                 m.column + 1, path_.empty() ? "(top level)" : path_, describe_value(key)));
   }
   return key.Scalar();
 }
@@ -265,7 +265,8 @@ long long ConfigNode::integer(std::string_view key) const {
   if (v != std::floor(v) || !std::isfinite(v))
     fail(key, fmt::format("expected a whole number, got {}", describe_value(value)));
   // Beyond this no count podsim reads is meaningful, and int conversions stay safe.
-  if (std::fabs(v) > 1e9) fail(key, fmt::format("{} is out of range (at most 1000000000)", describe_value(value)));
+  if (std::fabs(v) > 1e9)
+    fail(key, fmt::format("{} is out of range (at most 1000000000)", describe_value(value)));
   return static_cast<long long>(v);
 }
 
@@ -275,7 +276,8 @@ long long ConfigNode::integer_in(std::string_view key, long long lo, long long h
   return v;
 }
 
-long long ConfigNode::integer_in_or(std::string_view key, long long lo, long long hi, long long fallback) const {
+long long ConfigNode::integer_in_or(std::string_view key, long long lo, long long hi,
+                                    long long fallback) const {
   return has(key) ? integer_in(key, lo, hi) : (raw(key), fallback);
 }
 

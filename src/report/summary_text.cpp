@@ -69,8 +69,8 @@ std::string human_summary(const RunResult& r) {
     // Megatron's four always show (a zero is informative there); other kinds show what they used.
     bool pipeline = p.graph.lane_kind == "pipeline stage";
     bool always = c == workload::Category::compute ||
-                  (pipeline && (c == workload::Category::tp || c == workload::Category::pp || c == workload::Category::dp ||
-                                c == workload::Category::optimizer));
+                  (pipeline && (c == workload::Category::tp || c == workload::Category::pp ||
+                                c == workload::Category::dp || c == workload::Category::optimizer));
     if (always || b[c] > 0) line(workload::description(c), b[c]);
   }
   line(p.graph.lane_kind == "pipeline stage" ? "pipeline bubble / idle" : "idle", b.idle);

@@ -42,8 +42,8 @@ const std::vector<std::string> kSettingColumns = {
     // wafer-scale systems
     "systems", "execution_mode",
     // parameter servers
-    "zipf_exponent", "batch_per_device", "minibatches_per_batch", "dram_cache_GiB",
-    "examples_per_batch", "embedding_TB"};
+    "zipf_exponent", "batch_per_device", "minibatches_per_batch", "dram_cache_GiB", "examples_per_batch",
+    "embedding_TB"};
 
 }  // namespace
 

@@ -164,7 +164,8 @@ Study load_study(const std::string& path) {
   return load_study_text("", path, base.empty() ? "." : base, true);
 }
 
-Study load_study_text(const std::string& text, const std::string& path, const std::string& base, bool from_file) {
+Study load_study_text(const std::string& text, const std::string& path, const std::string& base,
+                      bool from_file) {
   ConfigNode root = from_file ? ConfigNode::load_file(path) : ConfigNode::load_string(text, path);
   Study study;
   study.file = path;

@@ -16,10 +16,12 @@ std::string describe(const Topology& topo) {
   std::string peaks;
   for (const auto& [p, f] : d.peak_flops)
     peaks += fmt::format("{}{} {:.4g}", peaks.empty() ? "" : ", ", to_string(p), f / 1e12);
-  // Generic words: the same fields are HBM and SMs on a GPU, SRAM and cores on a wafer, HBM and MXU cores on a TPU.
-  out += fmt::format("  {:<18}{} x {}: {} TFLOP/s peak, {:.0f} GiB device memory at {:.0f} GB/s, {} compute units\n", "devices",
-                     topo.compute_device_count(), d.name, peaks, d.hbm_bytes / 1073741824.0,
-                     d.hbm_bandwidth / 1e9, d.sm_count);
+  // Generic words: the same fields are HBM and SMs on a GPU, SRAM and cores on a wafer, HBM and MXU cores on
+  // a TPU.
+  out += fmt::format(
+      "  {:<18}{} x {}: {} TFLOP/s peak, {:.0f} GiB device memory at {:.0f} GB/s, {} compute units\n",
+      "devices", topo.compute_device_count(), d.name, peaks, d.hbm_bytes / 1073741824.0,
+      d.hbm_bandwidth / 1e9, d.sm_count);
 
   out += "  links (full duplex, per direction):\n";
   std::map<std::pair<std::string, double>, int> classes;

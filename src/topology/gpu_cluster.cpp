@@ -111,8 +111,10 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   node.string_or("name", "");
   int gpus = static_cast<int>(node.integer_in("devices", 1, 1024));
   if (nodes * gpus > kMaxDevices)
-    root.fail("nodes", fmt::format("{} servers x {} devices = {} devices is more than podsim simulates ({}); use fewer nodes",
-                                   nodes, gpus, nodes * gpus, kMaxDevices));
+    root.fail("nodes",
+              fmt::format(
+                  "{} servers x {} devices = {} devices is more than podsim simulates ({}); use fewer nodes",
+                  nodes, gpus, nodes * gpus, kMaxDevices));
   ConfigNode scale_up = node.child("scale_up");
   double nvlink_bw = scale_up.positive("bandwidth_GBps") * 1e9;
   double nvlink_lat = scale_up.non_negative_or("latency_us", 0.5) * 1e-6;

@@ -36,7 +36,8 @@ std::string resolve_path(const std::string& base_dir, const std::string& path) {
 
 namespace {
 
-Topology build_topology(ConfigNode root, const std::string& name, const std::string& base_dir, const Overrides& overrides) {
+Topology build_topology(ConfigNode root, const std::string& name, const std::string& base_dir,
+                        const Overrides& overrides) {
   for (const auto& [key, value] : overrides)
     root.apply_override(key, value, fmt::format("--set topology.{}={}", key, value));
   std::vector<std::string> kinds;

@@ -85,10 +85,11 @@ class Builder {
     constexpr double kMaxTasks = 5e6;
     double estimate = 6.0 * p_ * m_ * v_;
     if (estimate > kMaxTasks)
-      throw InputError(fmt::format("{}: this step would simulate about {:.3g} tasks ({} stages x {} microbatches x {} virtual "
-                                   "stages), more than podsim's limit of {:.0e}; use a larger training.micro_batch or a "
-                                   "smaller training.global_batch",
-                                   w_.file, estimate, p_, m_, v_, kMaxTasks));
+      throw InputError(fmt::format(
+          "{}: this step would simulate about {:.3g} tasks ({} stages x {} microbatches x {} virtual "
+          "stages), more than podsim's limit of {:.0e}; use a larger training.micro_batch or a "
+          "smaller training.global_batch",
+          w_.file, estimate, p_, m_, v_, kMaxTasks));
     StepPlan plan = describe();
     check_memory(plan.memory);
     g_.stages = p_;

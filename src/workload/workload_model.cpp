@@ -35,9 +35,10 @@ const std::map<std::pair<std::string, std::string>, WorkloadFactory>& machine_fa
 
 namespace {
 
-std::unique_ptr<WorkloadModel> build_model(ConfigNode root, const std::string& name, const Overrides& overrides,
-                                           const topology::Topology& topo) {
-  for (const auto& [key, value] : overrides) root.apply_override(key, value, fmt::format("--set workload.{}={}", key, value));
+std::unique_ptr<WorkloadModel> build_model(ConfigNode root, const std::string& name,
+                                           const Overrides& overrides, const topology::Topology& topo) {
+  for (const auto& [key, value] : overrides)
+    root.apply_override(key, value, fmt::format("--set workload.{}={}", key, value));
   std::vector<std::string> kinds;
   for (const auto& [k, _] : factories()) kinds.push_back(k);
   std::string kind = root.choice("kind", kinds);
@@ -56,7 +57,8 @@ std::unique_ptr<WorkloadModel> load_workload_model(const std::string& path, cons
 }
 
 std::unique_ptr<WorkloadModel> load_workload_model_text(const std::string& text, const std::string& name,
-                                                        const Overrides& overrides, const topology::Topology& topo) {
+                                                        const Overrides& overrides,
+                                                        const topology::Topology& topo) {
   return build_model(ConfigNode::load_string(text, name), name, overrides, topo);
 }
 

@@ -1,5 +1,7 @@
 #include "entries.hpp"
 
+#include "podsim/calibration/kernel_measurements.hpp"
+#include "podsim/calibration/nccl_tests_log.hpp"
 #include "podsim/core/csv_table.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
@@ -71,6 +73,20 @@ void csv_text(const std::string& text) {
         }
       }
   });
+}
+
+void nccl_tests_log(const std::string& text) {
+  rejecting_cleanly([&] {
+    if (calibration::is_calib_nccl_csv(text))
+      calibration::parse_calib_nccl_csv(text, "fuzz.csv");
+    else
+      calibration::parse_nccl_tests_log(text, "all_reduce_perf.fuzz.log");
+  });
+}
+
+void kernel_csv(const std::string& text) {
+  rejecting_cleanly([&] { calibration::parse_gemm_measurements(text, "fuzz-gemm.csv"); });
+  rejecting_cleanly([&] { calibration::parse_memory_measurements(text, "fuzz-memory.csv"); });
 }
 
 }  // namespace podsim::fuzz

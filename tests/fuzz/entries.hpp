@@ -12,5 +12,7 @@ void topology_yaml(const std::string& text);
 void workload_yaml(const std::string& text);
 void study_yaml(const std::string& text);
 void csv_text(const std::string& text);
+void nccl_tests_log(const std::string& text);  // nccl-tests output and calib-nccl CSV
+void kernel_csv(const std::string& text);      // calib-gemm and calib-memory CSV
 
 }  // namespace podsim::fuzz

@@ -84,7 +84,7 @@ class ConfigNode {
   const YAML::Node& yaml() const { return node_; }
 
  private:
-  YAML::Node raw(std::string_view key) const;  // marks the key as read
+  YAML::Node raw(std::string_view key) const;         // marks the key as read
   std::string key_text(const YAML::Node& key) const;  // a mapping key as text; InputError when not a scalar
   std::string key_path(std::string_view key) const;
 

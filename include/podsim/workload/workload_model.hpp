@@ -38,7 +38,8 @@ std::unique_ptr<WorkloadModel> load_workload_model(const std::string& path, cons
                                                    const topology::Topology& topo);
 
 std::unique_ptr<WorkloadModel> load_workload_model_text(const std::string& text, const std::string& name,
-                                                        const Overrides& overrides, const topology::Topology& topo);
+                                                        const Overrides& overrides,
+                                                        const topology::Topology& topo);
 
 // Workload kinds register a factory here (workload_model.cpp's table).
 using WorkloadFactory = std::unique_ptr<WorkloadModel> (*)(const ConfigNode& root, const std::string& file,

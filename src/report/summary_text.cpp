@@ -32,8 +32,8 @@ std::string human_summary(const RunResult& r) {
                        r.device_memory_capacity / GiB);
     return out;
   }
-  out += fmt::format("  step time    {}   {:.4g} steps/s, {:.4g} samples/s, {:.4g} tokens/s\n",
-                     seconds(r.step_time()), 1 / r.step_time(), r.samples_per_s(), r.tokens_per_s());
+  out += fmt::format("  step time    {}   {:.4g} steps/s, {:.4g} samples/s{}\n", seconds(r.step_time()), 1 / r.step_time(),
+                     r.samples_per_s(), p.tokens_per_step > 0 ? fmt::format(", {:.4g} tokens/s", r.tokens_per_s()) : "");
   if (p.peak_flops > 0)
     out += fmt::format(
         "  throughput   {:.1f} TFLOP/s per device   MFU {:.1f}%   HFU {:.1f}%   (peak {:.0f} TFLOP/s {})\n",

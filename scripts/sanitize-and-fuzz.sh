@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 scripts/setup.sh clang libclang-rt-14-dev
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPODSIM_SANITIZE=ON \
-  -DPODSIM_FUZZ=ON -DPODSIM_BENCH=OFF > /dev/null
+  -DPODSIM_FUZZ=ON -DPODSIM_BENCH=OFF -DPODSIM_CALIBRATION_TOOLS=OFF > /dev/null
 cmake --build build-asan -j "$(nproc)"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0

@@ -26,9 +26,9 @@ using workload::TaskGraph;
 // phases as SimGrid parallel tasks, and records when each task started and ended.
 class Replayer {
  public:
-  Replayer(const topology::Topology& topo, const TaskGraph& graph, const Platform& platform,
+  Replayer(const topology::Topology& /*topo*/, const TaskGraph& graph, const Platform& platform,
            ReplayResult& out)
-      : topo_(topo), graph_(graph), platform_(platform), out_(out) {
+      : graph_(graph), platform_(platform), out_(out) {
     const size_t n = graph.tasks.size();
     waiting_.assign(n, 0);
     successors_.resize(n);
@@ -172,7 +172,6 @@ class Replayer {
     }
   }
 
-  const topology::Topology& topo_;
   const TaskGraph& graph_;
   const Platform& platform_;
   ReplayResult& out_;

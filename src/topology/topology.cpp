@@ -26,6 +26,17 @@ Precision parse_precision(const std::string& name) {
       fmt::format("unknown precision '{}' (valid: fp32, tf32, fp16, bf16, fp8)", name));
 }
 
+double bytes_per_element(Precision p) {
+  switch (p) {
+    case Precision::fp32:
+    case Precision::tf32: return 4;
+    case Precision::fp16:
+    case Precision::bf16: return 2;
+    case Precision::fp8: return 1;
+  }
+  return 2;
+}
+
 double DeviceSpec::peak(Precision p) const {
   auto it = peak_flops.find(p);
   if (it == peak_flops.end())

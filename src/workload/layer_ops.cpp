@@ -138,16 +138,7 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
 
 }  // namespace
 
-double element_bytes(topology::Precision p) {
-  switch (p) {
-    case topology::Precision::fp32:
-    case topology::Precision::tf32: return 4;
-    case topology::Precision::fp16:
-    case topology::Precision::bf16: return 2;
-    case topology::Precision::fp8: return 1;
-  }
-  return 2;
-}
+double element_bytes(topology::Precision p) { return topology::bytes_per_element(p); }
 
 void PassCost::add(OpCost op) {
   seconds += op.seconds;

@@ -19,17 +19,6 @@ std::string divisors_up_to(long long n, long long limit) {
   return s;
 }
 
-double precision_bytes(topology::Precision p) {
-  switch (p) {
-    case topology::Precision::fp32:
-    case topology::Precision::tf32: return 4;
-    case topology::Precision::fp16:
-    case topology::Precision::bf16: return 2;
-    case topology::Precision::fp8: return 1;
-  }
-  return 2;
-}
-
 }  // namespace
 
 const char* to_string(Schedule s) {
@@ -114,14 +103,14 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
                          : recompute == "selective" ? Recompute::selective
                                                     : Recompute::none;
   std::string grad = train.choice_or("grad_reduce_precision", {"same", "fp32", "fp16", "bf16"}, "same");
-  w.training.grad_reduce_bytes = grad == "same"   ? precision_bytes(w.training.precision)
+  w.training.grad_reduce_bytes = grad == "same"   ? topology::bytes_per_element(w.training.precision)
                                  : grad == "fp32" ? 4
                                                   : 2;
   std::string accumulation = train.choice_or("grad_accumulation", {"fp32", "same", "fused"}, "fp32");
   w.training.grad_accumulation = accumulation == "same"    ? GradAccumulation::same
                                  : accumulation == "fused" ? GradAccumulation::fused
                                                            : GradAccumulation::fp32;
-  w.training.main_grad_bytes = accumulation == "same" ? precision_bytes(w.training.precision) : 4;
+  w.training.main_grad_bytes = accumulation == "same" ? topology::bytes_per_element(w.training.precision) : 4;
   train.reject_unknown_keys();
 
   if (w.parallel.dp == 0) {

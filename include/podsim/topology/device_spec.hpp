@@ -12,6 +12,7 @@ enum class Precision { fp32, tf32, fp16, bf16, fp8 };
 
 const char* to_string(Precision p);
 Precision parse_precision(const std::string& name);  // throws std::invalid_argument
+double bytes_per_element(Precision p);                // 4 for fp32/tf32, 2 for fp16/bf16, 1 for fp8
 
 struct DeviceSpec {
   std::string name;

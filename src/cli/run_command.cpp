@@ -77,10 +77,17 @@ void add_run_command(CLI::App& app) {
     if (opt->quiet) return;
     std::fputs(report::human_summary(r).c_str(), stdout);
     if (!r.search_log.empty())
-      std::printf("  settings     chose the fastest of %zu candidate settings (see result.json)\n",
+      std::printf(r.ok() ? "  settings     chose the fastest of %zu candidate settings (see result.json)\n"
+                         : "  settings     none of the %zu candidate settings fits (see result.json)\n",
                   r.search_log.size());
-    std::printf("  simulated    %zu tasks, %lld network phases in %.2f s of wall time\n",
-                r.plan.graph.tasks.size(), r.replay.simgrid_activities, wall);
+    if (r.ok())
+      std::printf(
+          "  simulated    %zu tasks, %lld network phases (%lld through SimGrid, the rest alone on their "
+          "links in closed form) "
+          "in %.2f s of wall time\n",
+          r.plan.graph.tasks.size(),
+          r.replay.closed_form_phases + r.replay.simgrid_activities - r.replay.handed_over_phases,
+          r.replay.simgrid_activities, wall);
     if (!opt->out.empty())
       std::printf("  wrote        %s/summary.csv, breakdown.csv, result.json, report.html\n",
                   opt->out.c_str());

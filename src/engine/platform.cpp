@@ -78,7 +78,9 @@ Platform build_platform(const topology::Topology& topo, const workload::TaskGrap
       const auto& link = topo.links[l];
       sg4::Link* sl =
           iface->create_link(fmt::format("l{}{}", l, dir ? 'b' : 'f'), link.effective_bandwidth());
-      sl->set_latency(link.latency);
+      // No latency here: the replay adds each phase's route latency itself (once, also for a phase handed to
+      // SimGrid halfway), so SimGrid only shares bandwidth.
+      sl->set_latency(0);
       sl->seal();
       (dir ? zone->backward_ : zone->forward_)[l] = sl;
       platform.links++;

@@ -6,6 +6,7 @@
 #include <xbt/log.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <queue>
@@ -23,12 +24,19 @@ using workload::Task;
 using workload::TaskGraph;
 
 // Drives the DAG: starts tasks whose dependencies are met, runs device time as timers and communication
-// phases as SimGrid parallel tasks, and records when each task started and ended.
+// phases on the network, and records when each task started and ended.
+//
+// A phase in flight is a "flight". A phase that starts while none of its link directions carries another
+// flight runs in closed form (a timer: route latency + the most loaded link's bytes / bandwidth), which is
+// exactly what SimGrid's ptask_L07 model computes for it alone. The moment another phase needs one of its
+// links, the closed-form flight is handed to SimGrid with the bytes it has left, and from then on the two
+// share the link max-min fairly as any two SimGrid phases do. So every contention is arbitrated by SimGrid,
+// and phases that are alone on their links (most tensor-parallel rings) do not pay for its solver.
 class Replayer {
  public:
-  Replayer(const topology::Topology& /*topo*/, const TaskGraph& graph, const Platform& platform,
-           ReplayResult& out)
-      : graph_(graph), platform_(platform), out_(out) {
+  Replayer(const topology::Topology& topo, const TaskGraph& graph, const Platform& platform,
+           ReplayResult& out, const ReplayOptions& options)
+      : topo_(topo), graph_(graph), platform_(platform), out_(out), options_(options) {
     const size_t n = graph.tasks.size();
     waiting_.assign(n, 0);
     successors_.resize(n);
@@ -38,6 +46,9 @@ class Replayer {
         waiting_[i]++;
       }
     out_.tasks.assign(n, {});
+    users_.assign(topo.links.size() * 2, 0);
+    alone_owner_.assign(topo.links.size() * 2, -1);
+    load_.assign(topo.links.size() * 2, 0.0);
   }
 
   void run() {
@@ -58,15 +69,12 @@ class Replayer {
       double timeout = timers_.empty() ? -1.0 : timers_.top().time - now;
       ssize_t idx = sg4::Activity::wait_any_for(running_, timeout);
       if (idx >= 0) {
-        int task = running_task_[idx];
-        int phase = running_phase_[idx];
+        int flight = running_flight_[idx];
         running_[idx] = running_.back();
-        running_task_[idx] = running_task_.back();
-        running_phase_[idx] = running_phase_.back();
+        running_flight_[idx] = running_flight_.back();
         running_.pop_back();
-        running_task_.pop_back();
-        running_phase_.pop_back();
-        next_phase(task, phase + 1);
+        running_flight_.pop_back();
+        land(flight);
       }
       fire_timers();
     }
@@ -77,12 +85,20 @@ class Replayer {
   }
 
  private:
+  enum class TimerKind { device_done, latency_done, flight_done };
   struct Timer {
     double time;
     long long seq;
-    int task;
-    int phase;  // -1: device time done; k >= 0: latency of phase k done
+    TimerKind kind;
+    int a;  // task (device_done) or flight (latency_done, flight_done)
+    int b;  // the flight's generation (flight_done)
     bool operator<(const Timer& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+  };
+  struct Flight {
+    int task = -1, phase = -1;
+    double start = 0, transfer = 0;  // when its bytes started to move; their closed-form time
+    std::vector<int> link_dirs;      // link * 2 + (forward ? 0 : 1)
+    int generation = 0;              // bumped when its closed-form timer is cancelled
   };
 
   void fire_timers() {
@@ -90,11 +106,15 @@ class Replayer {
     while (!timers_.empty() && timers_.top().time <= now * (1 + 1e-12) + 1e-15) {
       Timer t = timers_.top();
       timers_.pop();
-      if (t.phase < 0) {
-        out_.tasks[t.task].compute_end = now;
-        next_phase(t.task, 0);
-      } else {
-        launch(t.task, t.phase);
+      switch (t.kind) {
+        case TimerKind::device_done:
+          out_.tasks[t.a].compute_end = now;
+          next_phase(t.a, 0);
+          break;
+        case TimerKind::latency_done: take_off(t.a); break;
+        case TimerKind::flight_done:
+          if (flights_[t.a].generation == t.b) land(t.a);
+          break;
       }
     }
     drain_ready();
@@ -105,14 +125,15 @@ class Replayer {
     double now = sg4::Engine::get_clock();
     out_.tasks[id].start = now;
     if (t.compute_seconds > 0) {
-      timers_.push({now + t.compute_seconds, seq_++, id, -1});
+      timers_.push({now + t.compute_seconds, seq_++, TimerKind::device_done, id, 0});
       return;
     }
     out_.tasks[id].compute_end = now;
     next_phase(id, 0);
   }
 
-  // Phase k of the task's plan: its software latency (timer), then its flows (parallel task).
+  // Phase k of the task's plan: its latency (software latency plus the largest route latency, a timer; the
+  // platform's links carry no latency so that SimGrid never counts it twice), then its bytes.
   void next_phase(int id, int k) {
     const Task& t = graph_.tasks[id];
     if (t.plan < 0 || k >= static_cast<int>(graph_.plans[t.plan].size())) {
@@ -120,15 +141,82 @@ class Replayer {
       return;
     }
     const auto& phase = graph_.plans[t.plan][k];
-    if (phase.latency > 0) {
-      timers_.push({sg4::Engine::get_clock() + phase.latency, seq_++, id, k});
+    // Bytes per link direction and the largest route latency: the phase's closed form on an idle network.
+    std::vector<int> touched;
+    double wire = 0;
+    for (const auto& f : phase.flows) {
+      if (f.src == f.dst || f.bytes <= 0) continue;
+      route_.clear();
+      topo_.router().route(topo_.device_vertex[f.src], topo_.device_vertex[f.dst], route_);
+      double latency = 0;
+      for (const auto& hop : route_) {
+        int ld = hop.link * 2 + (hop.forward ? 0 : 1);
+        if (load_[ld] == 0) touched.push_back(ld);
+        load_[ld] += f.bytes;
+        latency += topo_.links[hop.link].latency;
+      }
+      wire = std::max(wire, latency);
+    }
+    double transfer = 0;
+    for (int ld : touched) {
+      transfer = std::max(transfer, load_[ld] / topo_.links[ld / 2].effective_bandwidth());
+      load_[ld] = 0;
+    }
+    int fid = new_flight();
+    Flight& fl = flights_[fid];
+    fl.task = id;
+    fl.phase = k;
+    fl.transfer = transfer;
+    fl.link_dirs = std::move(touched);
+    double latency = phase.latency + (fl.link_dirs.empty() ? 0 : wire);
+    if (latency > 0) {
+      timers_.push({sg4::Engine::get_clock() + latency, seq_++, TimerKind::latency_done, fid, 0});
       return;
     }
-    launch(id, k);
+    take_off(fid);
   }
 
-  void launch(int id, int k) {
-    const auto& phase = graph_.plans[graph_.tasks[id].plan][k];
+  // The flight's bytes start to move: in closed form when its links are free, in SimGrid otherwise.
+  void take_off(int fid) {
+    Flight& fl = flights_[fid];
+    if (fl.link_dirs.empty()) {  // nothing to move (only latency)
+      land(fid);
+      return;
+    }
+    fl.start = sg4::Engine::get_clock();
+    bool alone = options_.closed_form_when_alone;
+    for (int ld : fl.link_dirs) alone = alone && users_[ld] == 0;
+    for (int ld : fl.link_dirs) users_[ld]++;
+    if (alone) {
+      for (int ld : fl.link_dirs) alone_owner_[ld] = fid;
+      timers_.push({fl.start + fl.transfer, seq_++, TimerKind::flight_done, fid, fl.generation});
+      out_.closed_form_phases++;
+      return;
+    }
+    // Contention: flights running in closed form on these links join SimGrid with what they have left.
+    for (int ld : fl.link_dirs)
+      if (alone_owner_[ld] >= 0) to_simgrid(alone_owner_[ld]);
+    start_simgrid(fid, 1.0);
+  }
+
+  void to_simgrid(int fid) {
+    Flight& fl = flights_[fid];
+    for (int ld : fl.link_dirs)
+      if (alone_owner_[ld] == fid) alone_owner_[ld] = -1;
+    fl.generation++;  // its timer no longer lands it
+    double left = std::max(0.0, 1.0 - (sg4::Engine::get_clock() - fl.start) / fl.transfer);
+    if (left <= 1e-12) {  // done this very instant
+      timers_.push({sg4::Engine::get_clock(), seq_++, TimerKind::flight_done, fid, fl.generation});
+      return;
+    }
+    out_.handed_over_phases++;
+    start_simgrid(fid, left);
+  }
+
+  // The flight's flows, scaled to the share of bytes still to move, as one SimGrid parallel task.
+  void start_simgrid(int fid, double share) {
+    const Flight& fl = flights_[fid];
+    const auto& phase = graph_.plans[graph_.tasks[fl.task].plan][fl.phase];
     hosts_.clear();
     index_.clear();
     for (const auto& f : phase.flows) {
@@ -137,23 +225,42 @@ class Replayer {
         if (index_.emplace(d, static_cast<int>(hosts_.size())).second)
           hosts_.push_back(platform_.device_host[d]);
     }
-    if (hosts_.empty()) {
-      next_phase(id, k + 1);
-      return;
-    }
     const size_t n = hosts_.size();
     std::vector<double> bytes(n * n, 0.0), flops(n, 0.0);
     for (const auto& f : phase.flows) {
       if (f.src == f.dst || f.bytes <= 0) continue;
-      bytes[index_[f.src] * n + index_[f.dst]] += f.bytes;
+      bytes[index_[f.src] * n + index_[f.dst]] += f.bytes * share;
     }
     sg4::ExecPtr exec =
         sg4::Exec::init()->set_hosts(hosts_)->set_flops_amounts(flops)->set_bytes_amounts(bytes);
     exec->start();
     running_.push_back(exec);
-    running_task_.push_back(id);
-    running_phase_.push_back(k);
+    running_flight_.push_back(fid);
     out_.simgrid_activities++;
+  }
+
+  // A flight has moved all its bytes: free its links, continue its task.
+  void land(int fid) {
+    Flight& fl = flights_[fid];
+    for (int ld : fl.link_dirs) {
+      users_[ld]--;
+      if (alone_owner_[ld] == fid) alone_owner_[ld] = -1;
+    }
+    int task = fl.task, phase = fl.phase;
+    fl.generation++;
+    fl.link_dirs.clear();
+    free_flights_.push_back(fid);
+    next_phase(task, phase + 1);
+  }
+
+  int new_flight() {
+    if (!free_flights_.empty()) {
+      int fid = free_flights_.back();
+      free_flights_.pop_back();
+      return fid;
+    }
+    flights_.emplace_back();
+    return static_cast<int>(flights_.size()) - 1;
   }
 
   void finish(int id) {
@@ -172,16 +279,24 @@ class Replayer {
     }
   }
 
+  const topology::Topology& topo_;
   const TaskGraph& graph_;
   const Platform& platform_;
   ReplayResult& out_;
+  ReplayOptions options_;
   std::vector<int> waiting_;
   std::vector<std::vector<int>> successors_;
   std::deque<int> ready_;
   std::priority_queue<Timer> timers_;
   long long seq_ = 0;
+  std::vector<Flight> flights_;
+  std::vector<int> free_flights_;
+  std::vector<int> users_;        // per link direction: flights using it
+  std::vector<int> alone_owner_;  // per link direction: the closed-form flight on it, or -1
+  std::vector<double> load_;      // scratch: bytes per link direction of the phase being launched
+  topology::Route route_;
   std::vector<sg4::ActivityPtr> running_;
-  std::vector<int> running_task_, running_phase_;
+  std::vector<int> running_flight_;
   std::vector<sg4::Host*> hosts_;
   std::unordered_map<int, int> index_;
   size_t done_ = 0;
@@ -212,7 +327,15 @@ bool read_all(int fd, void* data, size_t size) {
 
 }  // namespace
 
-ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& graph) {
+ReplayOptions default_replay_options() {
+  ReplayOptions o;
+  const char* env = std::getenv("PODSIM_ALWAYS_SIMGRID");
+  if (env && std::string(env) == "1") o.closed_form_when_alone = false;
+  return o;
+}
+
+ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& graph,
+                               const ReplayOptions& options) {
   int argc = 1;
   char name[] = "podsim";
   char* argv[] = {name, nullptr};
@@ -227,7 +350,7 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   std::string error;
   sg4::Actor::create("replay", platform.driver, [&] {
     try {
-      Replayer(topo, graph, platform, result).run();
+      Replayer(topo, graph, platform, result, options).run();
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -237,7 +360,7 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   return result;
 }
 
-ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph) {
+ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph, const ReplayOptions& options) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
   std::fflush(nullptr);
@@ -247,11 +370,13 @@ ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph) {
     ::close(fds[0]);
     int status = 0;
     try {
-      ReplayResult r = replay_in_process(topo, graph);
+      ReplayResult r = replay_in_process(topo, graph, options);
       long long n = static_cast<long long>(r.tasks.size());
       write_all(fds[1], &status, sizeof status);
       write_all(fds[1], &r.makespan, sizeof r.makespan);
       write_all(fds[1], &r.simgrid_activities, sizeof r.simgrid_activities);
+      write_all(fds[1], &r.closed_form_phases, sizeof r.closed_form_phases);
+      write_all(fds[1], &r.handed_over_phases, sizeof r.handed_over_phases);
       write_all(fds[1], &r.hosts, sizeof r.hosts);
       write_all(fds[1], &r.links, sizeof r.links);
       write_all(fds[1], &n, sizeof n);
@@ -276,6 +401,8 @@ ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph) {
     long long n = 0;
     ok = read_all(fds[0], &r.makespan, sizeof r.makespan) &&
          read_all(fds[0], &r.simgrid_activities, sizeof r.simgrid_activities) &&
+         read_all(fds[0], &r.closed_form_phases, sizeof r.closed_form_phases) &&
+         read_all(fds[0], &r.handed_over_phases, sizeof r.handed_over_phases) &&
          read_all(fds[0], &r.hosts, sizeof r.hosts) && read_all(fds[0], &r.links, sizeof r.links) &&
          read_all(fds[0], &n, sizeof n);
     if (ok) {

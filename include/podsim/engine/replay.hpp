@@ -5,6 +5,11 @@
 //   phase is one parallel task holding all of its flows, so the flows of a ring progress in lockstep at
 //   the rate of its most loaded link, and share links with every other phase in flight (tensor-parallel
 //   rings on NVSwitch ports, pipeline transfers and gradient rings on the InfiniBand rails).
+// - A phase alone on its links runs in closed form (what L07 computes for it) until another phase needs
+//   one of them; then it is handed to SimGrid with the bytes it has left (see Replayer in replay.cpp).
+// - A phase alone on its links runs in closed form (exactly what L07 computes for it alone) until another
+//   phase needs one of its links; then it is handed to SimGrid with the bytes it has left, so every
+//   contention is still arbitrated by SimGrid (Replayer in replay.cpp; PODSIM_ALWAYS_SIMGRID=1 disables it).
 // - Device time (kernels, software latency) is not a network resource: the representative device of a
 //   stream runs one task at a time, so it is a timer in the replay actor rather than a SimGrid Exec.
 // - SimGrid 3.32 allows one engine per process, so each replay runs in a forked child process that sends
@@ -25,17 +30,31 @@ struct TaskTimes {
   double end = 0;          // all phases done
 };
 
+struct ReplayOptions {
+  // Run a phase in closed form while it is alone on its links (exactly SimGrid's result for it) and hand it
+  // to SimGrid when another phase needs one of its links. Off: every phase goes through SimGrid (slower;
+  // for cross-checking). The environment variable PODSIM_ALWAYS_SIMGRID=1 turns it off too.
+  bool closed_form_when_alone = true;
+};
+
+// Options from the environment (PODSIM_ALWAYS_SIMGRID).
+ReplayOptions default_replay_options();
+
 struct ReplayResult {
   double makespan = 0;               // simulated seconds from the first task to the last
   std::vector<TaskTimes> tasks;      // indexed like TaskGraph::tasks
   long long simgrid_activities = 0;  // parallel tasks SimGrid simulated
+  long long closed_form_phases = 0;  // phases that started alone on their links
+  long long handed_over_phases = 0;  // of those, phases handed to SimGrid when contention began
   int hosts = 0, links = 0;          // platform actually instantiated (only what the graph touches)
 };
 
 // Runs in a forked child; throws std::runtime_error when the simulation fails.
-ReplayResult replay(const topology::Topology& topo, const workload::TaskGraph& graph);
+ReplayResult replay(const topology::Topology& topo, const workload::TaskGraph& graph,
+                    const ReplayOptions& options = default_replay_options());
 
 // Runs in this process (SimGrid can then not be used again here). For the child side and for tools.
-ReplayResult replay_in_process(const topology::Topology& topo, const workload::TaskGraph& graph);
+ReplayResult replay_in_process(const topology::Topology& topo, const workload::TaskGraph& graph,
+                               const ReplayOptions& options = default_replay_options());
 
 }  // namespace podsim::engine

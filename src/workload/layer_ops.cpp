@@ -138,7 +138,9 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
 
 }  // namespace
 
-double element_bytes(topology::Precision p) { return topology::bytes_per_element(p); }
+double element_bytes(topology::Precision p) {
+  return topology::bytes_per_element(p);
+}
 
 void PassCost::add(OpCost op) {
   seconds += op.seconds;
@@ -149,6 +151,10 @@ void PassCost::add(OpCost op) {
 void PassCost::add(const PassCost& other) {
   for (const auto& op : other.ops) add(op);
   tp.insert(tp.end(), other.tp.begin(), other.tp.end());
+}
+
+void append_kernels(std::vector<KernelCost>& kernels, const char* group, const PassCost& pass) {
+  for (const auto& op : pass.ops) kernels.push_back({group, op.name, op.seconds, op.flops, op.bytes});
 }
 
 LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm) {

@@ -65,17 +65,13 @@ class Builder {
     plan.settings = settings();
     plan.description = description();
     plan.notes = notes();
-    auto kernels = [&](const char* group, const PassCost& pass) {
-      for (const auto& op : pass.ops)
-        plan.kernels.push_back({group, op.name, op.seconds, op.flops, op.bytes});
-    };
-    kernels("layer forward", layer_.forward);
-    kernels("layer recompute", layer_.recompute);
-    kernels("layer backward", layer_.backward);
-    kernels("embedding forward", head_.embedding_forward);
-    kernels("embedding backward", head_.embedding_backward);
-    kernels("output layer forward", head_.output_forward);
-    kernels("output layer backward", head_.output_backward);
+    append_kernels(plan.kernels, "layer forward", layer_.forward);
+    append_kernels(plan.kernels, "layer recompute", layer_.recompute);
+    append_kernels(plan.kernels, "layer backward", layer_.backward);
+    append_kernels(plan.kernels, "embedding forward", head_.embedding_forward);
+    append_kernels(plan.kernels, "embedding backward", head_.embedding_backward);
+    append_kernels(plan.kernels, "output layer forward", head_.output_forward);
+    append_kernels(plan.kernels, "output layer backward", head_.output_backward);
     for (int s = 0; s < p_; ++s) plan.graph.lane_names.push_back(fmt::format("stage {}", s));
     return plan;
   }

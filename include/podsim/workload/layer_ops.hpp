@@ -7,6 +7,7 @@
 
 #include "podsim/calibration/compute_model.hpp"
 #include "podsim/network/collective.hpp"
+#include "podsim/workload/step_plan.hpp"
 #include "podsim/workload/workload_config.hpp"
 
 namespace podsim::workload {
@@ -32,6 +33,9 @@ struct PassCost {
   void add(OpCost op);
   void add(const PassCost& other);
 };
+
+// Appends one entry per op of `pass` to a step's per-kernel detail (StepPlan::kernels), under `group`.
+void append_kernels(std::vector<KernelCost>& kernels, const char* group, const PassCost& pass);
 
 struct LayerCosts {
   PassCost forward;

@@ -75,9 +75,7 @@ DeviceSpec read_cpu_spec(const ConfigNode& cpu, double memory_bytes, double memo
 Topology build_cpu_cluster(const ConfigNode& root, const std::string& base_dir) {
   constexpr double GiB = 1073741824.0;
   Topology topo;
-  topo.name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
+  topo.name = read_document_name(root);
   long long nodes = root.positive_integer("nodes");
   if (nodes > 100000)
     root.fail("nodes", fmt::format("{} servers is beyond what podsim simulates (at most 100000)", nodes));

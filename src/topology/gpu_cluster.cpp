@@ -97,9 +97,7 @@ int round_up(int value, int multiple) {
 
 Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) {
   Topology topo;
-  topo.name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
+  topo.name = read_document_name(root);
   long long nodes = root.positive_integer("nodes");
   if (nodes > 100000)
     root.fail("nodes", fmt::format("{} servers is beyond what podsim simulates (at most 100000)", nodes));

@@ -57,9 +57,7 @@ class TreeRouter final : public Router {
 Topology build_wafer_cluster(const ConfigNode& root, const std::string& base_dir) {
   Topology topo;
   auto spec = std::make_shared<WaferClusterSpec>();
-  topo.name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
+  topo.name = read_document_name(root);
   long long systems = root.positive_integer("systems");
   if (systems > kMaxSystems)
     root.fail("systems",

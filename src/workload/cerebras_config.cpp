@@ -70,7 +70,7 @@ CerebrasWorkload read_cerebras_workload(const ConfigNode& root, const topology::
   const int systems = topo.wafer->systems;
   CerebrasWorkload out;
   WorkloadConfig& w = out.w;
-  w.name = read_workload_name(root);
+  w.name = read_document_name(root);
   ConfigNode model = root.child("model");
   w.model = read_model_section(model, w.name);
   if (w.model.hidden % w.model.heads)

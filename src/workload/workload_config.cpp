@@ -49,13 +49,6 @@ const char* to_string(Recompute r) {
   return "?";
 }
 
-std::string read_workload_name(const ConfigNode& root) {
-  std::string name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
-  return name;
-}
-
 ModelConfig read_model_section(const ConfigNode& model, const std::string& name) {
   ModelConfig m;
   m.name = name;
@@ -99,7 +92,7 @@ GradAccumulation read_grad_accumulation(const ConfigNode& train) {
 
 WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, int devices_per_node) {
   WorkloadConfig w;
-  w.name = read_workload_name(root);
+  w.name = read_document_name(root);
   w.model = read_model_section(root.child("model"), w.name);
 
   ConfigNode par = root.child("parallel");

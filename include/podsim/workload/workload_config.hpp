@@ -71,8 +71,6 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
 // Pieces of read_transformer_workload for readers of the same file on other machines
 // (cerebras_config.hpp), so that a key is accepted or rejected alike wherever the file runs.
 //
-// The keys at the top of every workload file: returns name; description and sources are checked, unused.
-std::string read_workload_name(const ConfigNode& root);
 // The model section (every key of it; unknown keys are an error). The model is named `name`.
 ModelConfig read_model_section(const ConfigNode& model, const std::string& name);
 // training.precision, training.recompute, training.grad_reduce_precision (bytes per reduced gradient

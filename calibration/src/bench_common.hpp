@@ -18,6 +18,12 @@ void check_cuda(cudaError_t status, const char* what, const char* file, int line
 
 double median(std::vector<double> values);
 
+// What a benchmark reports of its timed samples (seconds): the median, and the minimum as the noise floor.
+struct Timing {
+  double median_s = 0, min_s = 0;
+};
+Timing timing_of(const std::vector<double>& samples);  // samples must not be empty
+
 // "--key value" and "--flag" arguments; unknown keys are errors (listing the valid ones).
 class Args {
  public:
@@ -32,6 +38,8 @@ class Args {
   std::string command_;
 };
 
+// Makes the GPU that --device names current and returns its index (for the tools that run on one GPU).
+int select_device(const Args& args);
 // Device and host facts for the provenance header, including the SM clock measured under load now.
 std::map<std::string, std::string> device_provenance(int device);
 // Measures the SM clock (MHz) by timing clock64() against the global nanosecond timer for ~20 ms.

@@ -7,7 +7,7 @@
 #include "test_helpers.hpp"
 
 using namespace podsim;
-using podsim::testing::make_collective;
+using network::make_collective;
 using workload::Task;
 using workload::TaskGraph;
 

@@ -6,7 +6,7 @@
 #include "test_helpers.hpp"
 
 using namespace podsim;
-using podsim::testing::make_collective;
+using network::make_collective;
 using podsim::testing::preset;
 
 TEST(Collectives, RingAllReduceInsideAServerMatchesTheBusBandwidthFormula) {

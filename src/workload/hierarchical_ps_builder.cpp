@@ -23,14 +23,6 @@ using network::CommPlan;
 constexpr double GiB = 1073741824.0;
 constexpr int kRounds = 8;  // tasks that stand for the mini-batches of one batch
 
-network::Collective collective(CollectiveKind kind, std::vector<int> group, double bytes) {
-  network::Collective c;
-  c.kind = kind;
-  c.group = std::move(group);
-  c.bytes = bytes;
-  return c;
-}
-
 class Builder {
  public:
   Builder(const topology::Topology& topo, const CtrWorkload& w, int minibatches)
@@ -60,7 +52,7 @@ class Builder {
     for (int d = 0; d < g_; ++d) node0_.push_back(d);
     for (int d = 0; d < topo_.device_count(); ++d) all_.push_back(d);
     nvlink_ = network::plan_collective(
-        topo_, collective(CollectiveKind::all_to_all, node0_, t_.nvlink_bytes_per_gpu));
+        topo_, network::make_collective(CollectiveKind::all_to_all, node0_, t_.nvlink_bytes_per_gpu));
     auto reduce = fastest_all_reduce(topo_, all_, t_.allreduce_bytes);
     allreduce_ = std::move(reduce.plan);
     allreduce_algorithm_ = reduce.algorithm;

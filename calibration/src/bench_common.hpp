@@ -24,6 +24,36 @@ struct Timing {
 };
 Timing timing_of(const std::vector<double>& samples);  // samples must not be empty
 
+// A pair of CUDA events around work launched on a stream: GPU time, without the host's launch latency.
+class EventTimer {
+ public:
+  EventTimer() {
+    CALIB_CUDA(cudaEventCreate(&start_));
+    CALIB_CUDA(cudaEventCreate(&stop_));
+  }
+  ~EventTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+
+  // Milliseconds from before to after what `launch` enqueues on `stream` (0: the default stream).
+  template <typename Launch>
+  float milliseconds(cudaStream_t stream, Launch&& launch) {
+    CALIB_CUDA(cudaEventRecord(start_, stream));
+    launch();
+    CALIB_CUDA(cudaEventRecord(stop_, stream));
+    CALIB_CUDA(cudaEventSynchronize(stop_));
+    float ms = 0;
+    CALIB_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_{}, stop_{};
+};
+
 // "--key value" and "--flag" arguments; unknown keys are errors (listing the valid ones).
 class Args {
  public:

@@ -161,28 +161,17 @@ class Gemm {
 // Median over `repeats` samples; each sample times enough back-to-back launches to last ~0.2 ms, so
 // event overhead does not dominate tiny GEMMs (launch gaps between kernels, which training also pays, do).
 calib::Timing time_gemm(const Gemm& g, int warmup, int repeats, cudaStream_t stream) {
-  cudaEvent_t start, stop;
-  CALIB_CUDA(cudaEventCreate(&start));
-  CALIB_CUDA(cudaEventCreate(&stop));
+  calib::EventTimer timer;
   for (int i = 0; i < warmup; ++i) g.run(stream);
-  CALIB_CUDA(cudaEventRecord(start, stream));
-  g.run(stream);
-  CALIB_CUDA(cudaEventRecord(stop, stream));
-  CALIB_CUDA(cudaEventSynchronize(stop));
-  float ms = 0;
-  CALIB_CUDA(cudaEventElapsedTime(&ms, start, stop));
+  float ms = timer.milliseconds(stream, [&] { g.run(stream); });
   int inner = std::clamp(static_cast<int>(std::ceil(0.2 / std::max(ms, 1e-4f))), 1, 200);
   std::vector<double> samples;
   for (int r = 0; r < repeats; ++r) {
-    CALIB_CUDA(cudaEventRecord(start, stream));
-    for (int i = 0; i < inner; ++i) g.run(stream);
-    CALIB_CUDA(cudaEventRecord(stop, stream));
-    CALIB_CUDA(cudaEventSynchronize(stop));
-    CALIB_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    ms = timer.milliseconds(stream, [&] {
+      for (int i = 0; i < inner; ++i) g.run(stream);
+    });
     samples.push_back(ms * 1e-3 / inner);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   return calib::timing_of(samples);
 }
 

@@ -119,24 +119,12 @@ __global__ void fill_bf16(bf16* p, size_t n) {
 
 template <typename Launch>
 calib::Timing time_kernel(Launch launch, int repeats) {
-  cudaEvent_t start, stop;
-  CALIB_CUDA(cudaEventCreate(&start));
-  CALIB_CUDA(cudaEventCreate(&stop));
+  calib::EventTimer timer;
   for (int i = 0; i < 3; ++i) launch();
   CALIB_CUDA(cudaGetLastError());
   std::vector<double> samples;
-  for (int r = 0; r < repeats; ++r) {
-    CALIB_CUDA(cudaEventRecord(start));
-    launch();
-    CALIB_CUDA(cudaEventRecord(stop));
-    CALIB_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    CALIB_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    samples.push_back(ms * 1e-3);
-  }
+  for (int r = 0; r < repeats; ++r) samples.push_back(timer.milliseconds(0, launch) * 1e-3);
   CALIB_CUDA(cudaGetLastError());
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   return calib::timing_of(samples);
 }
 

@@ -2,14 +2,7 @@
 # `podsim calibrate` through the real binary: fitting the example CSVs and importing the hand-written
 # nccl-tests logs write profiles that podsim then runs with; bad input exits 2 naming file, line and fix.
 set -u
-PODSIM=${PODSIM:-build/podsim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 data=tests/data
 
 $PODSIM calibrate fit $data/calib/example-gemm.csv $data/calib/example-memory.csv --device H200-example \
@@ -37,14 +30,6 @@ $PODSIM collective -t topologies/dgx-a100-superpod.yaml --set "topology.fabric_p
   --devices 8 --bytes 1GB > "$tmp/coll.txt" 2>&1
 check "collective with the imported profile (busbw ~231 GB/s)" awk '/^ / { exit !($6 > 215 && $6 < 240) }' "$tmp/coll.txt"
 
-expect_error() {  # expect_error NAME PATTERN ARGS...
-  local name=$1 pattern=$2; shift 2
-  $PODSIM "$@" > "$tmp/err.txt" 2>&1
-  local code=$?
-  check "$name: exit 2" test $code -eq 2
-  check "$name: message" grep -q -- "$pattern" "$tmp/err.txt"
-  [ $code -eq 2 ] && grep -q -- "$pattern" "$tmp/err.txt" || cat "$tmp/err.txt"
-}
 { grep '^#' $data/calib/example-gemm.csv; grep -v '^#' $data/calib/example-gemm.csv | cut -d, -f1-6,8-; } > "$tmp/nocol.csv"
 expect_error "missing column" "nocol.csv: missing column 'median_time_us'" calibrate fit "$tmp/nocol.csv" \
   $data/calib/example-memory.csv --device X --topology topologies/dgx-h200-superpod.yaml
@@ -62,5 +47,4 @@ expect_error "log from a bigger machine" "topology.nodes=2" calibrate nccl-tests
   -t topologies/dgx-a100-superpod.yaml --set topology.nodes=1
 expect_error "missing log" "cannot open file" calibrate nccl-tests "$tmp/none.log" -t topologies/dgx-a100-superpod.yaml
 
-if [ $fail -ne 0 ]; then echo "calibrate_cli: some checks failed"; exit 1; fi
-echo "calibrate_cli: all checks passed"
+finish calibrate_cli

@@ -2,14 +2,7 @@
 # The CLI contract through the real binary: the documented commands work, write the documented files with
 # the documented columns, and bad input exits with status 2 and a message naming file, line and field.
 set -u
-PODSIM=${PODSIM:-build/podsim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 $PODSIM run --topology topologies/dgx-a100-superpod.yaml --workload workloads/gpt3-175b.yaml \
   --set workload.parallel.virtual_stages=2 --out "$tmp/out" > "$tmp/run.txt" 2>&1
@@ -29,14 +22,6 @@ $PODSIM run -t topologies/dgx-a100-superpod.yaml -w workloads/gpt3-175b.yaml --s
   --set topology.nodes=128 --set workload.parallel.virtual_stages=2 --out "$tmp/out2" > /dev/null 2>&1
 check "--set pp=16 nodes=128" grep -q ',16,' "$tmp/out2/summary.csv"
 
-expect_error() {  # expect_error NAME PATTERN ARGS...
-  local name=$1 pattern=$2; shift 2
-  $PODSIM "$@" > "$tmp/err.txt" 2>&1
-  local code=$?
-  check "$name: exit 2" test $code -eq 2
-  check "$name: message" grep -q -- "$pattern" "$tmp/err.txt"
-  [ $code -eq 2 ] && grep -q -- "$pattern" "$tmp/err.txt" || cat "$tmp/err.txt"
-}
 printf 'name: x\nkind: transformer_lm\nmodel: {layers: 4, hidden: [1,\n' > "$tmp/syntax.yaml"
 expect_error "YAML syntax" "syntax.yaml:[0-9]*:[0-9]*: YAML syntax error" run -t topologies/dgx-a100-superpod.yaml -w "$tmp/syntax.yaml"
 expect_error "unknown key" "unknown key 'layerz'" run -t topologies/dgx-a100-superpod.yaml -w workloads/gpt3-175b.yaml --set workload.model.layerz=3
@@ -54,5 +39,4 @@ check "collective busbw near 230 GB/s" awk '/^ / { exit !($6 > 200 && $6 < 240) 
 $PODSIM --help > "$tmp/help.txt" 2>&1
 check "--help teaches" grep -q "Examples" "$tmp/help.txt"
 
-if [ $fail -ne 0 ]; then echo "cli_contract: some checks failed"; exit 1; fi
-echo "cli_contract: all checks passed"
+finish cli_contract

@@ -2,14 +2,7 @@
 # The TPU pod and GShard MoE commands through the real binary (docs/tpu-moe.md): runs at 128, 512 and 2048
 # cores, topo describe and collective on a torus, the GPU variant, and bad input exiting with status 2.
 set -u
-PODSIM=${PODSIM:-build/podsim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 for run in "8,8 128" "16,16 512" "32,32 2048"; do
   set -- $run
@@ -35,14 +28,6 @@ $PODSIM run -t topologies/dgx-a100-superpod.yaml -w workloads/gshard-moe.yaml --
   --set workload.model.experts=64 --set workload.training.batch_tokens=131072 > "$tmp/gpu.txt" 2>&1
 check "MoE on a GPU cluster" grep -q "exposed expert all-to-all" "$tmp/gpu.txt"
 
-expect_error() {  # expect_error NAME PATTERN ARGS...
-  local name=$1 pattern=$2; shift 2
-  $PODSIM "$@" > "$tmp/err.txt" 2>&1
-  local code=$?
-  check "$name: exit 2" test $code -eq 2
-  check "$name: message" grep -q -- "$pattern" "$tmp/err.txt"
-  [ $code -eq 2 ] && grep -q -- "$pattern" "$tmp/err.txt" || cat "$tmp/err.txt"
-}
 W=workloads/gshard-moe.yaml
 expect_error "dims beyond the pod" "topology.dims=\[64,32\] (field dims).*at most 32" run -t topologies/tpu-v3-pod.yaml -w $W --set "topology.dims=[64,32]"
 expect_error "v4 dims not multiples of 4" "multiple of 4" topo describe topologies/tpu-v4-pod.yaml --set "topology.dims=[4,6,8]"
@@ -50,5 +35,4 @@ expect_error "experts not divisible" "model.experts.*cannot be sharded over 2048
 expect_error "capacity <= 0" "model.capacity_factor.*more than 0" run -t topologies/tpu-v3-pod.yaml -w $W --set workload.model.capacity_factor=0
 expect_error "twisted shape" "k x k x 2k" topo describe topologies/tpu-v4-pod.yaml --set "topology.dims=[8,8,8]" --set topology.twisted=true
 
-if [ $fail -ne 0 ]; then echo "cli_tpu: some checks failed"; exit 1; fi
-echo "cli_tpu: all checks passed"
+finish cli_tpu

@@ -3,14 +3,7 @@
 # on the CPU preset, the outputs have the documented columns and metrics, and bad input (cache larger than
 # its tier, negative Zipf exponent, dimension 0) exits with status 2 naming file, line and field.
 set -u
-PODSIM=${PODSIM:-build/podsim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 W=workloads/ctr-sparse-ps.yaml
 
 $PODSIM run -t topologies/gpu-ps-4node.yaml -w $W --set workload.training.minibatches_per_batch=256 \
@@ -34,14 +27,6 @@ check "cpu: ok" grep -q ",ok," "$tmp/cpu/summary.csv"
 $PODSIM run -t topologies/cpu-mpi-cluster.yaml -w $W --set topology.nodes=40 --out "$tmp/small" > "$tmp/small.txt" 2>&1
 check "cpu: too few servers is out_of_memory, exit 0" grep -q "out_of_memory" "$tmp/small/summary.csv"
 
-expect_error() {  # expect_error NAME PATTERN ARGS...
-  local name=$1 pattern=$2; shift 2
-  $PODSIM "$@" > "$tmp/err.txt" 2>&1
-  local code=$?
-  check "$name: exit 2" test $code -eq 2
-  check "$name: message" grep -q -- "$pattern" "$tmp/err.txt"
-  [ $code -eq 2 ] && grep -q -- "$pattern" "$tmp/err.txt" || cat "$tmp/err.txt"
-}
 # Bad values in a file: the message names the file, line and column, the field, and what is valid.
 sed 's/dram_cache_GiB: 512 /dram_cache_GiB: 2048 /' $W > "$tmp/cache.yaml"
 sed 's/zipf_exponent: 1.1 /zipf_exponent: -0.5 /' $W > "$tmp/zipf.yaml"
@@ -57,5 +42,4 @@ expect_error "--set names the flag" "workload.model.zipf_exponent=-1 (field mode
 expect_error "gpu cluster without host specs" "host_memory_GiB" \
   run -t topologies/dgx-a100-superpod.yaml -w $W --set topology.nodes=4
 
-if [ $fail -ne 0 ]; then echo "ps_cli_contract: some checks failed"; exit 1; fi
-echo "ps_cli_contract: all checks passed"
+finish ps_cli_contract

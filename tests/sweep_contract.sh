@@ -2,15 +2,8 @@
 # Sweeps through the real binary: identical results whatever --jobs, shards + merge equal a single run,
 # an interrupted sweep resumes to the same result, reports load in a real browser, traces are valid.
 set -u
-PODSIM=${PODSIM:-build/podsim}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PODSIM=$(readlink -f "$PODSIM")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
 STUDY=tests/data/study-small.yaml
 
 $PODSIM sweep $STUDY --out "$tmp/j1" --jobs 1 --quiet; check "sweep --jobs 1 exits 0" test $? -eq 0
@@ -95,5 +88,4 @@ else
   echo "FAIL chromium is not installable here"; fail=1
 fi
 
-if [ $fail -ne 0 ]; then echo "sweep_contract: some checks failed"; exit 1; fi
-echo "sweep_contract: all checks passed"
+finish sweep_contract

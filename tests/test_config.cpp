@@ -4,6 +4,7 @@
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/csv_table.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/core/text_input.hpp"
 
 using podsim::ConfigNode;
 using podsim::InputError;
@@ -78,4 +79,22 @@ TEST(CsvTable, CommentsHeaderRowsAndErrors) {
   EXPECT_THROW(podsim::parse_csv("a,b\n1\n", "t.csv"), InputError);
   EXPECT_THROW(podsim::parse_csv("a,b\n\"1,2\n", "t.csv"), InputError);
   EXPECT_THROW(t.number(0, "c"), InputError);
+}
+
+TEST(TextInput, NumberedLinesDropLineEnds) {
+  auto lines = podsim::numbered_lines("a\r\n\nb");
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].number, 1);
+  EXPECT_EQ(lines[0].text, "a");
+  EXPECT_EQ(lines[1].text, "");
+  EXPECT_EQ(lines[2].number, 3);
+  EXPECT_EQ(lines[2].text, "b");
+  EXPECT_TRUE(podsim::numbered_lines("").empty());
+}
+
+TEST(TextInput, ParseFiniteNumberNeedsTheWholeText) {
+  EXPECT_EQ(podsim::parse_finite_number("2.5e3"), 2500.0);
+  EXPECT_EQ(podsim::parse_finite_number("-1"), -1.0);
+  for (const char* bad : {"", "12abc", "x", "inf", "nan", "1e999"})
+    EXPECT_FALSE(podsim::parse_finite_number(bad).has_value()) << bad;
 }

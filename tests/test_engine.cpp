@@ -10,18 +10,11 @@
 #include "test_helpers.hpp"
 
 using namespace podsim;
+using network::make_collective;
 using workload::Task;
 using workload::TaskGraph;
 
 namespace {
-
-network::Collective make(network::CollectiveKind kind, std::vector<int> group, double bytes) {
-  network::Collective c;
-  c.kind = kind;
-  c.group = std::move(group);
-  c.bytes = bytes;
-  return c;
-}
 
 TaskGraph single(const network::CommPlan& plan, double compute = 0) {
   TaskGraph g;
@@ -45,13 +38,14 @@ TEST(Engine, CollectiveOnIdleNetworkMatchesClosedForm) {
   std::vector<std::vector<int>> groups = {{0, 1, 2, 3, 4, 5, 6, 7}, {0, 8, 16, 24}, all};
   for (const auto& group : groups)
     for (auto kind : {network::CollectiveKind::all_reduce, network::CollectiveKind::all_gather}) {
-      auto plan = network::plan_collective(topo, make(kind, group, 256e6));
+      auto plan = network::plan_collective(topo, make_collective(kind, group, 256e6));
       double closed = network::idle_plan_time(topo, plan);
       double simulated = engine::replay(topo, single(plan)).makespan;
       EXPECT_NEAR(simulated / closed, 1.0, 1e-4) << network::to_string(kind) << " over " << group.size();
     }
   // And the closed form itself: ring all-reduce over one rank per server is bound by one NIC.
-  auto plan = network::plan_collective(topo, make(network::CollectiveKind::all_reduce, {0, 8, 16, 24}, 1e9));
+  auto plan = network::plan_collective(
+      topo, make_collective(network::CollectiveKind::all_reduce, {0, 8, 16, 24}, 1e9));
   double nic = 25e9 * topo.fabric_profile.efficiency("infiniband");
   auto cost = network::idle_phase_cost(topo, plan[0]);
   EXPECT_NEAR(cost.transfer, 2.0 * 3 / 4 * 1e9 / nic, 1e-9);
@@ -80,7 +74,8 @@ TEST(Engine, TwoFlowsOnOneLinkTakeTwiceAsLong) {
 
 TEST(Engine, DeviceTimeThenCommunicationInOrder) {
   auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1"}});
-  auto plan = network::plan_collective(topo, make(network::CollectiveKind::all_reduce, {0, 1, 2, 3}, 64e6));
+  auto plan = network::plan_collective(
+      topo, make_collective(network::CollectiveKind::all_reduce, {0, 1, 2, 3}, 64e6));
   auto r = engine::replay(topo, single(plan, 1.5));
   EXPECT_NEAR(r.tasks[0].compute_end, 1.5, 1e-12);
   EXPECT_NEAR(r.makespan - 1.5, network::idle_plan_time(topo, plan), 1e-6);
@@ -88,7 +83,8 @@ TEST(Engine, DeviceTimeThenCommunicationInOrder) {
 
 TEST(Engine, SameInputSameResult) {
   auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "2"}});
-  auto plan = network::plan_collective(topo, make(network::CollectiveKind::all_to_all, {0, 3, 8, 11}, 64e6));
+  auto plan = network::plan_collective(
+      topo, make_collective(network::CollectiveKind::all_to_all, {0, 3, 8, 11}, 64e6));
   auto a = engine::replay(topo, single(plan, 0.25));
   auto b = engine::replay(topo, single(plan, 0.25));
   EXPECT_EQ(a.makespan, b.makespan);

@@ -6,25 +6,14 @@
 #include "test_helpers.hpp"
 
 using namespace podsim;
+using network::make_collective;
 using podsim::testing::preset;
-
-namespace {
-
-network::Collective make(network::CollectiveKind kind, std::vector<int> group, double bytes) {
-  network::Collective c;
-  c.kind = kind;
-  c.group = std::move(group);
-  c.bytes = bytes;
-  return c;
-}
-
-}  // namespace
 
 TEST(Collectives, RingAllReduceInsideAServerMatchesTheBusBandwidthFormula) {
   auto topo = preset("dgx-a100-superpod", {{"nodes", "1"}});
   const double S = 1e9;
-  auto plan =
-      network::plan_collective(topo, make(network::CollectiveKind::all_reduce, {0, 1, 2, 3, 4, 5, 6, 7}, S));
+  auto plan = network::plan_collective(
+      topo, make_collective(network::CollectiveKind::all_reduce, {0, 1, 2, 3, 4, 5, 6, 7}, S));
   ASSERT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan[0].flows.size(), 8u);
   auto cost = network::idle_phase_cost(topo, plan[0]);
@@ -42,7 +31,7 @@ TEST(Collectives, MultiServerRingUsesOneChannelPerRail) {
   std::vector<int> group;
   for (int d = 0; d < 32; ++d) group.push_back(d);
   const double S = 4e9;
-  auto plan = network::plan_collective(topo, make(network::CollectiveKind::all_reduce, group, S));
+  auto plan = network::plan_collective(topo, make_collective(network::CollectiveKind::all_reduce, group, S));
   EXPECT_EQ(plan[0].flows.size(), 8u * 32);
   auto cost = network::idle_phase_cost(topo, plan[0]);
   double nic = 25e9 * topo.fabric_profile.efficiency("infiniband");
@@ -54,7 +43,7 @@ TEST(Collectives, HierarchicalAndTreeArePlansToo) {
   auto topo = preset("dgx-a100-superpod", {{"nodes", "4"}});
   std::vector<int> group;
   for (int d = 0; d < 32; ++d) group.push_back(d);
-  auto c = make(network::CollectiveKind::all_reduce, group, 1e9);
+  auto c = make_collective(network::CollectiveKind::all_reduce, group, 1e9);
   c.algorithm = network::Algorithm::hierarchical;
   EXPECT_EQ(network::plan_collective(topo, c).size(), 3u);
   c.algorithm = network::Algorithm::tree;
@@ -65,17 +54,19 @@ TEST(Collectives, HierarchicalAndTreeArePlansToo) {
 
 TEST(Collectives, AllToAllAndSendRecv) {
   auto topo = preset("dgx-a100-superpod", {{"nodes", "2"}});
-  auto a2a = network::plan_collective(topo, make(network::CollectiveKind::all_to_all, {0, 1, 2, 3}, 4e6));
+  auto a2a =
+      network::plan_collective(topo, make_collective(network::CollectiveKind::all_to_all, {0, 1, 2, 3}, 4e6));
   EXPECT_EQ(a2a[0].flows.size(), 12u);
   EXPECT_DOUBLE_EQ(a2a[0].flows[0].bytes, 1e6);
-  auto p2p = network::plan_collective(topo, make(network::CollectiveKind::send_recv, {0, 8}, 1e6));
+  auto p2p = network::plan_collective(topo, make_collective(network::CollectiveKind::send_recv, {0, 8}, 1e6));
   EXPECT_EQ(p2p[0].flows.size(), 1u);
   EXPECT_DOUBLE_EQ(network::bus_factor(network::CollectiveKind::all_gather, 4), 0.75);
 }
 
 TEST(Collectives, SerialMergeAddsBytesAndLatency) {
   auto topo = preset("dgx-a100-superpod", {{"nodes", "1"}});
-  auto p = network::plan_collective(topo, make(network::CollectiveKind::all_reduce, {0, 1, 2, 3}, 1e6));
+  auto p =
+      network::plan_collective(topo, make_collective(network::CollectiveKind::all_reduce, {0, 1, 2, 3}, 1e6));
   auto merged = network::serial_merge({p, p, p});
   EXPECT_EQ(merged.flows.size(), p[0].flows.size());
   EXPECT_DOUBLE_EQ(merged.flows[0].bytes, 3 * p[0].flows[0].bytes);

@@ -13,17 +13,10 @@
 #include "test_helpers.hpp"
 
 using namespace podsim;
+using network::make_collective;
 using podsim::testing::preset;
 
 namespace {
-
-network::Collective make(network::CollectiveKind kind, std::vector<int> group, double bytes) {
-  network::Collective c;
-  c.kind = kind;
-  c.group = std::move(group);
-  c.bytes = bytes;
-  return c;
-}
 
 std::vector<int> all(const topology::Topology& topo) {
   std::vector<int> g;
@@ -42,7 +35,8 @@ double replay_time(const topology::Topology& topo, const network::CommPlan& plan
 
 double v3_time(const std::string& dims, network::CollectiveKind kind, double bytes) {
   auto topo = preset("tpu-v3-pod", {{"dims", dims}});
-  return network::idle_plan_time(topo, network::plan_collective(topo, make(kind, all(topo), bytes)));
+  return network::idle_plan_time(topo,
+                                 network::plan_collective(topo, make_collective(kind, all(topo), bytes)));
 }
 
 }  // namespace
@@ -51,7 +45,8 @@ TEST(TorusCollectives, RingPerDimensionAllReduceMatchesItsClosedForm) {
   auto topo = preset("tpu-v3-pod", {{"dims", "[8,4]"}});
   const auto& geo = *topology::torus_geometry(topo);
   const double S = 256e6;
-  auto plan = network::plan_collective(topo, make(network::CollectiveKind::all_reduce, all(topo), S));
+  auto plan =
+      network::plan_collective(topo, make_collective(network::CollectiveKind::all_reduce, all(topo), S));
   // on chip, x, y reduce-scatter, then y, x, on chip all-gather.
   ASSERT_EQ(plan.size(), 6u);
   const double B = 100e9 * topo.fabric_profile.efficiency("ici");
@@ -66,8 +61,10 @@ TEST(TorusCollectives, RingPerDimensionAllReduceMatchesItsClosedForm) {
   EXPECT_NEAR(network::idle_plan_time(topo, plan) / closed, 1.0, 1e-9);
   EXPECT_NEAR(replay_time(topo, plan) / closed, 1.0, 1e-6);
   // reduce_scatter and all_gather are the two halves.
-  auto rs = network::plan_collective(topo, make(network::CollectiveKind::reduce_scatter, all(topo), S));
-  auto ag = network::plan_collective(topo, make(network::CollectiveKind::all_gather, all(topo), S));
+  auto rs =
+      network::plan_collective(topo, make_collective(network::CollectiveKind::reduce_scatter, all(topo), S));
+  auto ag =
+      network::plan_collective(topo, make_collective(network::CollectiveKind::all_gather, all(topo), S));
   EXPECT_EQ(rs.size(), 3u);
   EXPECT_NEAR(network::idle_plan_time(topo, rs) + network::idle_plan_time(topo, ag),
               closed + topo.fabric_profile.launch_latency, 1e-12);
@@ -79,7 +76,8 @@ TEST(TorusCollectives, RingPerDimensionAllReduceOnA3DTorus) {
   auto topo = preset("tpu-v4-pod", {{"dims", "[4,4,8]"}});
   const double S = 512e6, B = 50e9 * topo.fabric_profile.efficiency("ici");
   const double step = topo.fabric_profile.step("ici"), hop = 1e-6;
-  auto plan = network::plan_collective(topo, make(network::CollectiveKind::all_reduce, all(topo), S));
+  auto plan =
+      network::plan_collective(topo, make_collective(network::CollectiveKind::all_reduce, all(topo), S));
   ASSERT_EQ(plan.size(), 6u);
   double x = 3.0 / 4 * S / 2 / B + 3 * step + hop;
   double y = 3.0 / 4 * (S / 4) / 2 / B + 3 * step + hop;
@@ -121,14 +119,16 @@ TEST(TorusCollectives, AllToAllLinkLoadIsTheContentionOfDimensionOrderRoutes) {
   // c^2 * (B / (c k^2)) * k * sum_{j=1}^{k/2} j per link per direction.
   auto topo = preset("tpu-v3-pod", {{"dims", "[8,8]"}});
   const double B = 16e6, k = 8, c = 2;
-  auto plan = network::plan_collective(topo, make(network::CollectiveKind::all_to_all, all(topo), B));
+  auto plan =
+      network::plan_collective(topo, make_collective(network::CollectiveKind::all_to_all, all(topo), B));
   ASSERT_EQ(plan.size(), 1u);
   double load = c * c * (B / (c * k * k)) * k * (k / 2) * (k / 2 + 1) / 2;
   double eff = 100e9 * topo.fabric_profile.efficiency("ici");
   EXPECT_NEAR(network::idle_phase_cost(topo, plan[0]).transfer, load / eff, 1e-12);
   // The fold loses nothing: the n^2 pairwise flows put the same most-loaded link under the same load.
   auto small = preset("tpu-v3-pod", {{"dims", "[4,4]"}});
-  auto folded = network::plan_collective(small, make(network::CollectiveKind::all_to_all, all(small), B));
+  auto folded =
+      network::plan_collective(small, make_collective(network::CollectiveKind::all_to_all, all(small), B));
   network::CommPhase pairs;
   const double per_pair = B / small.device_count();
   for (int s = 0; s < small.device_count(); ++s)
@@ -150,7 +150,7 @@ TEST(TorusCollectives, TwistedTorusSpeedsUpAllToAll) {
     auto twisted = preset("tpu-v4-pod", {{"dims", dims}, {"twisted", "true"}});
     auto time = [](const topology::Topology& t) {
       return network::idle_plan_time(
-          t, network::plan_collective(t, make(network::CollectiveKind::all_to_all, all(t), 64e6)));
+          t, network::plan_collective(t, make_collective(network::CollectiveKind::all_to_all, all(t), 64e6)));
     };
     double speedup = time(plain) / time(twisted);
     EXPECT_GE(speedup, 1.31) << dims;  // the model gives 1.53 and 1.43
@@ -162,7 +162,8 @@ TEST(TorusCollectives, PointToPointFollowsTheDimensionOrderRoute) {
   auto topo = preset("tpu-v3-pod", {{"dims", "[8,8]"}});
   const auto& geo = *topology::torus_geometry(topo);
   int a = geo.chip_at({0, 0}) * 2, b = geo.chip_at({3, 2}) * 2;
-  auto plan = network::plan_collective(topo, make(network::CollectiveKind::send_recv, {a, b}, 1e9));
+  auto plan =
+      network::plan_collective(topo, make_collective(network::CollectiveKind::send_recv, {a, b}, 1e9));
   auto cost = network::idle_phase_cost(topo, plan[0]);
   EXPECT_NEAR(cost.transfer, 1e9 / (100e9 * topo.fabric_profile.efficiency("ici")), 1e-12);
   EXPECT_NEAR(cost.wire_latency, 5e-6, 1e-12);  // 3 + 2 hops of 1 us

@@ -28,6 +28,10 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+Timing timing_of(const std::vector<double>& samples) {
+  return {median(samples), *std::min_element(samples.begin(), samples.end())};
+}
+
 Args::Args(int argc, char** argv, const std::map<std::string, std::string>& defaults, const char* usage)
     : values_(defaults) {
   command_ = argv[0];
@@ -115,6 +119,12 @@ double measure_sm_clock_mhz(int device) {
   CALIB_CUDA(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
   CALIB_CUDA(cudaFree(d));
   return h[1] > 0 ? static_cast<double>(h[0]) / h[1] * 1e3 : 0;
+}
+
+int select_device(const Args& args) {
+  int device = static_cast<int>(args.number("device"));
+  CALIB_CUDA(cudaSetDevice(device));
+  return device;
 }
 
 std::map<std::string, std::string> device_provenance(int device) {

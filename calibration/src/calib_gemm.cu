@@ -158,36 +158,21 @@ class Gemm {
   size_t workspace_bytes_;
 };
 
-struct Timing {
-  double median_s = 0, min_s = 0;
-};
-
 // Median over `repeats` samples; each sample times enough back-to-back launches to last ~0.2 ms, so
 // event overhead does not dominate tiny GEMMs (launch gaps between kernels, which training also pays, do).
-Timing time_gemm(const Gemm& g, int warmup, int repeats, cudaStream_t stream) {
-  cudaEvent_t start, stop;
-  CALIB_CUDA(cudaEventCreate(&start));
-  CALIB_CUDA(cudaEventCreate(&stop));
+calib::Timing time_gemm(const Gemm& g, int warmup, int repeats, cudaStream_t stream) {
+  calib::EventTimer timer;
   for (int i = 0; i < warmup; ++i) g.run(stream);
-  CALIB_CUDA(cudaEventRecord(start, stream));
-  g.run(stream);
-  CALIB_CUDA(cudaEventRecord(stop, stream));
-  CALIB_CUDA(cudaEventSynchronize(stop));
-  float ms = 0;
-  CALIB_CUDA(cudaEventElapsedTime(&ms, start, stop));
+  float ms = timer.milliseconds(stream, [&] { g.run(stream); });
   int inner = std::clamp(static_cast<int>(std::ceil(0.2 / std::max(ms, 1e-4f))), 1, 200);
   std::vector<double> samples;
   for (int r = 0; r < repeats; ++r) {
-    CALIB_CUDA(cudaEventRecord(start, stream));
-    for (int i = 0; i < inner; ++i) g.run(stream);
-    CALIB_CUDA(cudaEventRecord(stop, stream));
-    CALIB_CUDA(cudaEventSynchronize(stop));
-    CALIB_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    ms = timer.milliseconds(stream, [&] {
+      for (int i = 0; i < inner; ++i) g.run(stream);
+    });
     samples.push_back(ms * 1e-3 / inner);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return {calib::median(samples), *std::min_element(samples.begin(), samples.end())};
+  return calib::timing_of(samples);
 }
 
 }  // namespace
@@ -202,8 +187,7 @@ int main(int argc, char** argv) {
                     {"quick", "off"},
                     {"device", "0"}},
                    kUsage);
-  int device = static_cast<int>(args.number("device"));
-  CALIB_CUDA(cudaSetDevice(device));
+  int device = calib::select_device(args);
   auto fields = calib::device_provenance(device);
   fields["cublaslt"] = std::to_string(cublasLtGetVersion());
   cudaDeviceProp prop{};
@@ -256,7 +240,7 @@ int main(int argc, char** argv) {
                      t.name.c_str(), s.m, s.n, s.k, s.batch);
         continue;
       }
-      Timing tm = time_gemm(g, warmup, repeats, stream);
+      calib::Timing tm = time_gemm(g, warmup, repeats, stream);
       double flops = 2.0 * s.m * s.n * s.k * s.batch;
       std::fprintf(out, "%s,%s,%ld,%ld,%ld,%ld,%.3f,%.3f,%.2f,%d\n", s.shape_class, t.name.c_str(), s.m, s.n,
                    s.k, s.batch, tm.median_s * 1e6, tm.min_s * 1e6, flops / tm.median_s / 1e12, repeats);
@@ -273,13 +257,13 @@ int main(int argc, char** argv) {
     fill_buffer(b, max_b, "bf16", 4);
     Gemm g(lt, bf16, s, a, b, d, workspace, workspace_bytes);
     if (g.ok()) {
-      Timing burst = time_gemm(g, warmup, repeats, stream);
+      calib::Timing burst = time_gemm(g, warmup, repeats, stream);
       auto begin = std::chrono::steady_clock::now();
       while (std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() < sustain) {
         for (int i = 0; i < 50; ++i) g.run(stream);
         CALIB_CUDA(cudaStreamSynchronize(stream));
       }
-      Timing sustained = time_gemm(g, 0, repeats, stream);
+      calib::Timing sustained = time_gemm(g, 0, repeats, stream);
       double flops = 2.0 * s.m * s.n * s.k;
       for (auto [name, tm] : {std::pair{"burst", burst}, std::pair{"sustained", sustained}})
         std::fprintf(out, "%s,bf16,%ld,%ld,%ld,1,%.3f,%.3f,%.2f,%d\n", name, s.m, s.n, s.k, tm.median_s * 1e6,

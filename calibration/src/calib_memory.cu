@@ -118,26 +118,14 @@ __global__ void fill_bf16(bf16* p, size_t n) {
 }
 
 template <typename Launch>
-std::pair<double, double> time_kernel(Launch launch, int repeats) {
-  cudaEvent_t start, stop;
-  CALIB_CUDA(cudaEventCreate(&start));
-  CALIB_CUDA(cudaEventCreate(&stop));
+calib::Timing time_kernel(Launch launch, int repeats) {
+  calib::EventTimer timer;
   for (int i = 0; i < 3; ++i) launch();
   CALIB_CUDA(cudaGetLastError());
   std::vector<double> samples;
-  for (int r = 0; r < repeats; ++r) {
-    CALIB_CUDA(cudaEventRecord(start));
-    launch();
-    CALIB_CUDA(cudaEventRecord(stop));
-    CALIB_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    CALIB_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    samples.push_back(ms * 1e-3);
-  }
+  for (int r = 0; r < repeats; ++r) samples.push_back(timer.milliseconds(0, launch) * 1e-3);
   CALIB_CUDA(cudaGetLastError());
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return {calib::median(samples), *std::min_element(samples.begin(), samples.end())};
+  return calib::timing_of(samples);
 }
 
 }  // namespace
@@ -151,8 +139,7 @@ int main(int argc, char** argv) {
                     {"repeats", "20"},
                     {"device", "0"}},
                    kUsage);
-  int device = static_cast<int>(args.number("device"));
-  CALIB_CUDA(cudaSetDevice(device));
+  int device = calib::select_device(args);
   auto fields = calib::device_provenance(device);
   int sms = std::stoi(fields["sm_count"]);
   size_t max_bytes = static_cast<size_t>(args.number("max-bytes"));
@@ -179,9 +166,9 @@ int main(int argc, char** argv) {
   FILE* out = calib::open_csv(args.get("out"), "calib-memory", args.command(), fields);
   std::fprintf(out, "kernel,bytes,elements,median_time_us,min_time_us,achieved_GBps,repeats\n");
   const int grid = sms * 8, block = 256;
-  auto row = [&](const char* kernel, size_t bytes, size_t elements, std::pair<double, double> t) {
-    std::fprintf(out, "%s,%zu,%zu,%.3f,%.3f,%.1f,%d\n", kernel, bytes, elements, t.first * 1e6,
-                 t.second * 1e6, bytes / t.first / 1e9, repeats);
+  auto row = [&](const char* kernel, size_t bytes, size_t elements, calib::Timing t) {
+    std::fprintf(out, "%s,%zu,%zu,%.3f,%.3f,%.1f,%d\n", kernel, bytes, elements, t.median_s * 1e6,
+                 t.min_s * 1e6, bytes / t.median_s / 1e9, repeats);
     std::fflush(out);
   };
   for (size_t buffer = 1 << 20; buffer <= max_bytes; buffer *= 4) {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +12,7 @@
 
 #include "podsim/core/csv_table.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/core/text_input.hpp"
 
 namespace podsim::calibration {
 namespace {
@@ -51,17 +51,11 @@ bool header_columns(const std::vector<std::string>& t, Columns& c) {
 double number_at(const std::vector<std::string>& t, int index, const std::string& what,
                  const std::string& name, int lineno) {
   const std::string& s = t.at(index);
-  size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  if (pos == 0 || pos != s.size() || !std::isfinite(v) || v < 0)
+  std::optional<double> v = parse_finite_number(s);
+  if (!v || *v < 0)
     throw InputError(
         fmt::format("{}:{}: the {} column must be a non-negative number, got '{}'", name, lineno, what, s));
-  return v;
+  return *v;
 }
 
 std::string collective_from_file_name(const std::string& name) {
@@ -139,12 +133,7 @@ std::vector<NcclTestsLog> parse_nccl_tests_log(const std::string& text, const st
     rank_hosts.clear();
   };
 
-  std::istringstream in(text);
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  for (const auto& [lineno, line] : numbered_lines(text)) {
     std::smatch m;
     if (std::regex_search(line, m, tests_version)) {
       version = "nccl-tests " + m[1].str();

@@ -358,6 +358,13 @@ void ConfigNode::reject_unknown_keys() const {
   }
 }
 
+std::string read_document_name(const ConfigNode& root) {
+  std::string name = root.string("name");
+  root.string_or("description", "");
+  if (root.has("sources")) root.list("sources");
+  return name;
+}
+
 std::pair<std::string, std::string> split_assignment(const std::string& assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)

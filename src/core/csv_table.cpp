@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include "podsim/core/error.hpp"
+#include "podsim/core/text_input.hpp"
 
 namespace podsim {
 namespace {
@@ -58,28 +58,17 @@ std::string CsvTable::text(size_t row, const std::string& column) const {
 
 double CsvTable::number(size_t row, const std::string& column) const {
   std::string value = text(row, column);
-  size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(value, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  if (pos == 0 || pos != value.size() || !std::isfinite(v))
+  std::optional<double> v = parse_finite_number(value);
+  if (!v)
     throw InputError(
         fmt::format("{}:{}: column '{}' must be a number, got '{}'", file, row_lines.at(row), column, value));
-  return v;
+  return *v;
 }
 
 CsvTable parse_csv(const std::string& text, const std::string& name) {
   CsvTable t;
   t.file = name;
-  std::istringstream in(text);
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  for (const auto& [lineno, line] : numbered_lines(text)) {
     if (line.empty()) continue;
     if (line[0] == '#') {
       t.comments.push_back(line.substr(1));

@@ -187,6 +187,14 @@ Algorithm parse_algorithm(const std::string& name) {
       fmt::format("unknown algorithm '{}' (valid: ring, tree, hierarchical, direct)", name));
 }
 
+Collective make_collective(CollectiveKind kind, std::vector<int> group, double bytes) {
+  Collective c;
+  c.kind = kind;
+  c.group = std::move(group);
+  c.bytes = bytes;
+  return c;
+}
+
 double bus_factor(CollectiveKind kind, int ranks) {
   switch (kind) {
     case CollectiveKind::all_reduce: return 2.0 * (ranks - 1) / ranks;

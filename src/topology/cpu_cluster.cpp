@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
@@ -49,23 +48,11 @@ DeviceSpec read_cpu_spec(const ConfigNode& cpu, double memory_bytes, double memo
                          const std::string& base_dir) {
   DeviceSpec spec;
   spec.name = cpu.string("name");
-  ConfigNode peaks = cpu.child("peak_tflops");
-  for (const auto& key : peaks.keys()) {
-    Precision p;
-    try {
-      p = parse_precision(key);
-    } catch (const std::invalid_argument& e) {
-      peaks.fail(key, e.what());
-    }
-    spec.peak_flops[p] = peaks.positive(key) * 1e12;
-  }
-  peaks.reject_unknown_keys();
+  spec.peak_flops = read_peak_flops(cpu);
   spec.sm_count = static_cast<int>(cpu.positive_integer("cores"));
   spec.hbm_bytes = memory_bytes;  // a CPU server's device memory is its DRAM
   spec.hbm_bandwidth = memory_bandwidth;
-  spec.profile_path = resolve_path(base_dir, cpu.string("profile"));
-  if (!std::filesystem::exists(spec.profile_path))
-    cpu.fail("profile", fmt::format("calibration profile {} does not exist", spec.profile_path));
+  spec.profile_path = read_profile_path(cpu, base_dir);
   cpu.reject_unknown_keys();
   return spec;
 }
@@ -75,12 +62,8 @@ DeviceSpec read_cpu_spec(const ConfigNode& cpu, double memory_bytes, double memo
 Topology build_cpu_cluster(const ConfigNode& root, const std::string& base_dir) {
   constexpr double GiB = 1073741824.0;
   Topology topo;
-  topo.name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
-  long long nodes = root.positive_integer("nodes");
-  if (nodes > 100000)
-    root.fail("nodes", fmt::format("{} servers is beyond what podsim simulates (at most 100000)", nodes));
+  topo.name = read_document_name(root);
+  long long nodes = read_server_count(root);
 
   ConfigNode node = root.child("node");
   node.string_or("name", "");

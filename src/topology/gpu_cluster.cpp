@@ -97,12 +97,8 @@ int round_up(int value, int multiple) {
 
 Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) {
   Topology topo;
-  topo.name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
-  long long nodes = root.positive_integer("nodes");
-  if (nodes > 100000)
-    root.fail("nodes", fmt::format("{} servers is beyond what podsim simulates (at most 100000)", nodes));
+  topo.name = read_document_name(root);
+  long long nodes = read_server_count(root);
 
   topo.device = read_device_spec(root.child("device"), base_dir);
   topo.device_profile = calibration::load_device_profile(topo.device.profile_path);

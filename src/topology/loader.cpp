@@ -62,9 +62,8 @@ Topology load_topology_text(const std::string& text, const std::string& name, co
   return build_topology(ConfigNode::load_string(text, name), name, base_dir, overrides);
 }
 
-DeviceSpec read_device_spec(const ConfigNode& device, const std::string& base_dir) {
-  DeviceSpec spec;
-  spec.name = device.string("name");
+std::map<Precision, double> read_peak_flops(const ConfigNode& device) {
+  std::map<Precision, double> peak_flops;
   ConfigNode peaks = device.child("peak_tflops");
   for (const auto& key : peaks.keys()) {
     Precision p;
@@ -73,15 +72,34 @@ DeviceSpec read_device_spec(const ConfigNode& device, const std::string& base_di
     } catch (const std::invalid_argument& e) {
       peaks.fail(key, e.what());
     }
-    spec.peak_flops[p] = peaks.positive(key) * 1e12;
+    peak_flops[p] = peaks.positive(key) * 1e12;
   }
   peaks.reject_unknown_keys();
+  return peak_flops;
+}
+
+std::string read_profile_path(const ConfigNode& device, const std::string& base_dir) {
+  std::string path = resolve_path(base_dir, device.string("profile"));
+  if (!std::filesystem::exists(path))
+    device.fail("profile", fmt::format("calibration profile {} does not exist", path));
+  return path;
+}
+
+long long read_server_count(const ConfigNode& root) {
+  long long nodes = root.positive_integer("nodes");
+  if (nodes > 100000)
+    root.fail("nodes", fmt::format("{} servers is beyond what podsim simulates (at most 100000)", nodes));
+  return nodes;
+}
+
+DeviceSpec read_device_spec(const ConfigNode& device, const std::string& base_dir) {
+  DeviceSpec spec;
+  spec.name = device.string("name");
+  spec.peak_flops = read_peak_flops(device);
   spec.hbm_bytes = device.positive("hbm_GiB") * 1073741824.0;
   spec.hbm_bandwidth = device.positive("hbm_bandwidth_GBps") * 1e9;
   spec.sm_count = static_cast<int>(device.positive_integer("sm_count"));
-  spec.profile_path = resolve_path(base_dir, device.string("profile"));
-  if (!std::filesystem::exists(spec.profile_path))
-    device.fail("profile", fmt::format("calibration profile {} does not exist", spec.profile_path));
+  spec.profile_path = read_profile_path(device, base_dir);
   device.reject_unknown_keys();
   return spec;
 }

@@ -193,9 +193,7 @@ const TorusGeometry* torus_geometry(const Topology& topo) {
 
 Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
   Topology topo;
-  topo.name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
+  topo.name = read_document_name(root);
 
   std::vector<int> pod;
   for (const ConfigNode& n : root.list("pod_dims")) {

@@ -14,7 +14,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
@@ -57,9 +56,7 @@ class TreeRouter final : public Router {
 Topology build_wafer_cluster(const ConfigNode& root, const std::string& base_dir) {
   Topology topo;
   auto spec = std::make_shared<WaferClusterSpec>();
-  topo.name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
+  topo.name = read_document_name(root);
   long long systems = root.positive_integer("systems");
   if (systems > kMaxSystems)
     root.fail("systems",
@@ -98,9 +95,7 @@ Topology build_wafer_cluster(const ConfigNode& root, const std::string& base_dir
   d.hbm_bytes = spec->sram_bytes;  // the memory the device computes from is its SRAM
   d.hbm_bandwidth = spec->sram_bandwidth;
   d.sm_count = static_cast<int>(std::min<long long>(cores, 1 << 30));
-  d.profile_path = resolve_path(base_dir, device.string("profile"));
-  if (!std::filesystem::exists(d.profile_path))
-    device.fail("profile", fmt::format("calibration profile {} does not exist", d.profile_path));
+  d.profile_path = read_profile_path(device, base_dir);
   device.reject_unknown_keys();
   spec->profile = calibration::load_wafer_profile(d.profile_path);
   topo.device_profile.device = spec->profile.device;

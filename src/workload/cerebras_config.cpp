@@ -54,12 +54,6 @@ void read_parallel(const ConfigNode& par, int systems, CerebrasWorkload& out) {
   par.reject_unknown_keys();
 }
 
-double precision_bytes(topology::Precision p) {
-  return p == topology::Precision::fp32 || p == topology::Precision::tf32 ? 4
-         : p == topology::Precision::fp8                                  ? 1
-                                                                          : 2;
-}
-
 }  // namespace
 
 const char* to_string(ExecutionMode m) {
@@ -76,19 +70,9 @@ CerebrasWorkload read_cerebras_workload(const ConfigNode& root, const topology::
   const int systems = topo.wafer->systems;
   CerebrasWorkload out;
   WorkloadConfig& w = out.w;
-  w.name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
-
+  w.name = read_document_name(root);
   ConfigNode model = root.child("model");
-  w.model.name = w.name;
-  w.model.layers = model.positive_integer("layers");
-  w.model.hidden = model.positive_integer("hidden");
-  w.model.heads = model.positive_integer("heads");
-  w.model.ffn_hidden = model.positive_integer_or("ffn_hidden", 4 * w.model.hidden);
-  w.model.seq_len = model.positive_integer("seq_len");
-  w.model.vocab = model.positive_integer("vocab");
-  model.reject_unknown_keys();
+  w.model = read_model_section(model, w.name);
   if (w.model.hidden % w.model.heads)
     model.fail("hidden",
                fmt::format("hidden {} is not divisible by heads {}", w.model.hidden, w.model.heads));
@@ -109,8 +93,7 @@ CerebrasWorkload read_cerebras_workload(const ConfigNode& root, const topology::
   }
   w.training.micro_batch_auto = mb == 0;
   w.training.micro_batch = static_cast<int>(mb);
-  w.training.precision = topology::parse_precision(
-      train.choice_or("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "bf16"));
+  w.training.precision = read_precision(train);
   if (!topo.device.peak_flops.count(w.training.precision))
     train.fail("precision", fmt::format("the {} has no {} peak in {}; valid: {}", topo.device.name,
                                         topology::to_string(w.training.precision), topo.source_file, [&] {
@@ -120,15 +103,9 @@ CerebrasWorkload read_cerebras_workload(const ConfigNode& root, const topology::
                                                 (s.empty() ? "" : ", ") + std::string(topology::to_string(p));
                                           return s;
                                         }()));
-  std::string recompute = train.choice_or("recompute", {"none", "selective", "full"}, "none");
-  w.training.recompute = recompute == "full"        ? Recompute::full
-                         : recompute == "selective" ? Recompute::selective
-                                                    : Recompute::none;
-  std::string grad = train.choice_or("grad_reduce_precision", {"same", "fp32", "fp16", "bf16"}, "same");
-  w.training.grad_reduce_bytes = grad == "same"   ? precision_bytes(w.training.precision)
-                                 : grad == "fp32" ? 4
-                                                  : 2;
-  train.choice_or("grad_accumulation", {"fp32", "same", "fused"}, "fp32");  // GPU-only: MemoryX accumulates
+  w.training.recompute = read_recompute(train);
+  w.training.grad_reduce_bytes = read_grad_reduce_bytes(train, w.training.precision);
+  read_grad_accumulation(train);  // checked, not applied: GPU-only, MemoryX accumulates
   std::string mode =
       train.choice_or("execution_mode", {"auto", "layer_pipelined", "weight_streaming"}, "auto");
   out.mode = mode == "layer_pipelined"    ? ExecutionMode::layer_pipelined

@@ -9,8 +9,9 @@
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/ctr_costs.hpp"
-#include "podsim/workload/layer_ops.hpp"
+#include "podsim/workload/ctr_memory.hpp"
 #include "podsim/workload/ps_collectives.hpp"
+#include "podsim/workload/ps_step_graph.hpp"
 #include "podsim/workload/ps_traffic.hpp"
 
 namespace podsim::workload {
@@ -33,8 +34,7 @@ class Builder {
     t_ = cpu_ps_traffic(w_, zipf_, n_);
     mlp_ = mlp_cost(w_.model.mlp_widths(), w_.training.batch_per_cpu_node, cm_);
     embedding_s_ = cm_.memory_op(t_.dram_bytes);
-    double dense = w_.model.dense_params(), eb = element_bytes(w_.training.precision);
-    dense_update_s_ = cm_.memory_op(2 * dense * (2 * eb + w_.training.dense_optimizer_bytes_per_param));
+    dense_update_s_ = dense_update_seconds(w_, cm_);
     std::vector<int> all;
     for (int d = 0; d < n_; ++d) all.push_back(d);
     rows_ = all_to_all(topo_, all, t_.pulled_rows_bytes);
@@ -129,19 +129,15 @@ class Builder {
   StepPlan build() {
     StepPlan plan = describe();
     check();
-    TaskGraph& g = graph_;
-    g.stages = 1;
-    g.stage_devices = {0};
-    g.lane_kind = plan.graph.lane_kind;
-    g.lane_names = plan.graph.lane_names;
-    int cpu = g.add_stream("server 0 cores and DRAM", 0, 0);
-    int pull = g.add_stream("server 0 pull", 0, 0, false);
-    int push = g.add_stream("server 0 push", 0, 0, false);
-    int reduce = g.add_stream("server 0 all-reduce", 0, 0, false);
+    PsStepGraph g(plan.graph.lane_kind, plan.graph.lane_names);
+    int cpu = g.add_stream("server 0 cores and DRAM");
+    int pull = g.add_stream("server 0 pull", false);
+    int push = g.add_stream("server 0 push", false);
+    int reduce = g.add_stream("server 0 all-reduce", false);
     int rounds = std::min(m_, kRounds);
     double k = static_cast<double>(m_) / rounds;
-    int rows = add_plan(network::scaled(rows_, k));
-    int allreduce = add_plan(network::scaled(allreduce_, k));
+    int rows = g.add_plan(network::scaled(rows_, k));
+    int allreduce = g.add_plan(network::scaled(allreduce_, k));
     int prev_compute = -1, prev_pull = -1;
     std::vector<int> reduces;
     for (int r = 0; r < rounds; ++r) {
@@ -152,51 +148,25 @@ class Builder {
       if (prev_pull >= 0) deps.push_back(prev_pull);
       if (r >= 2) deps.push_back(reduces[r - 2]);
       int compute =
-          add(cpu, 'F', k * (mlp_.seconds() + embedding_s_ + dense_update_s_), Category::compute, deps);
+          g.add(cpu, 'F', k * (mlp_.seconds() + embedding_s_ + dense_update_s_), Category::compute, deps);
       // Prefetch of the next round's rows, once the buffer of the round before this one is free.
       std::vector<int> pull_deps;
       if (prev_compute >= 0) pull_deps.push_back(prev_compute);
-      prev_pull = add(pull, 'P', 0, Category::compute, pull_deps, rows, Category::stream);
-      add(push, 'U', 0, Category::compute, {compute}, rows, Category::stream);
-      reduces.push_back(add(reduce, 'D', 0, Category::compute, {compute}, allreduce, Category::dp));
+      prev_pull = g.add(pull, 'P', 0, Category::compute, pull_deps, rows, Category::stream);
+      g.add(push, 'U', 0, Category::compute, {compute}, rows, Category::stream);
+      reduces.push_back(g.add(reduce, 'D', 0, Category::compute, {compute}, allreduce, Category::dp));
       prev_compute = compute;
     }
-    plan.graph = std::move(graph_);
+    plan.graph = g.take();
     return plan;
   }
 
  private:
-  int add_plan(const CommPlan& plan) { return plan.empty() ? -1 : graph_.add_plan(plan); }
-
-  int add(int stream, char kind, double seconds, Category category, std::vector<int> deps = {}, int plan = -1,
-          Category comm = Category::stream) {
-    Task t;
-    t.stream = stream;
-    t.stage = 0;
-    t.kind = kind;
-    t.compute_seconds = seconds;
-    t.compute_category = category;
-    t.plan = plan;
-    t.comm_category = comm;
-    t.deps = std::move(deps);
-    return graph_.add_task(std::move(t));
-  }
-
+  // A server holds 1/n of the table; its buffers are the rows pulled for this and the next mini-batch,
+  // and their gradients.
   MemoryBreakdown memory() const {
-    const auto& e = w_.model.embedding;
-    double rows = e.features / n_;
-    double dense = w_.model.dense_params(), eb = element_bytes(w_.training.precision);
-    MemoryBreakdown m;
-    m.weights = rows * (e.key_bytes + e.value_bytes()) + dense * eb;
-    m.optimizer = rows * e.dimension * e.optimizer_bytes_per_value +
-                  dense * w_.training.dense_optimizer_bytes_per_param;
-    m.gradients = dense * eb;
-    double width_sum = 0;
-    for (int wd : w_.model.mlp_widths()) width_sum += wd;
-    m.activations = 2 * w_.training.batch_per_cpu_node * width_sum * eb;
-    m.buffers = 4 * t_.pulled_rows_bytes;  // rows pulled for this and the next mini-batch, and gradients
-    m.framework = topo_.device_profile.framework_memory_bytes;
-    return m;
+    return ps_device_memory(w_, w_.model.embedding.features / n_, w_.training.batch_per_cpu_node,
+                            4 * t_.pulled_rows_bytes, topo_.device_profile);
   }
 
   const topology::Topology& topo_;
@@ -209,7 +179,6 @@ class Builder {
   double embedding_s_ = 0, dense_update_s_ = 0;
   CommPlan rows_, allreduce_;
   network::Algorithm allreduce_algorithm_ = network::Algorithm::ring;
-  TaskGraph graph_;
 };
 
 }  // namespace

@@ -25,9 +25,7 @@ double CtrModel::dense_params() const {
 CtrWorkload read_ctr_workload(const ConfigNode& root, const std::string& file) {
   CtrWorkload w;
   w.file = file;
-  w.name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
+  w.name = read_document_name(root);
 
   ConfigNode model = root.child("model");
   ConfigNode emb = model.child("embedding");

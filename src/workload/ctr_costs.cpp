@@ -40,4 +40,9 @@ MlpCost mlp_cost(const std::vector<int>& widths, double batch, const calibration
   return cost;
 }
 
+double dense_update_seconds(const CtrWorkload& w, const calibration::ComputeModel& cm) {
+  double dense = w.model.dense_params(), eb = element_bytes(w.training.precision);
+  return cm.memory_op(2 * dense * (2 * eb + w.training.dense_optimizer_bytes_per_param));
+}
+
 }  // namespace podsim::workload

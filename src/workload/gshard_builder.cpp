@@ -86,24 +86,20 @@ class Builder {
     if (const auto* torus = topology::torus_geometry(topo_); torus && torus->cores_per_chip > 1)
       plan.notes.push_back(
           "transfers between the cores of one chip are costed in closed form at the chip's core bandwidth");
-    auto kernels = [&](const char* group, const PassCost& pass) {
-      for (const auto& op : pass.ops)
-        plan.kernels.push_back({group, op.name, op.seconds, op.flops, op.bytes});
-    };
-    kernels("encoder attention forward", costs_.attention_forward);
-    kernels("encoder attention backward", costs_.attention_backward);
-    kernels("decoder attention forward", costs_.decoder_attention_forward);
-    kernels("decoder attention backward", costs_.decoder_attention_backward);
-    kernels("dense FFN forward", costs_.dense_ffn_forward);
-    kernels("dense FFN backward", costs_.dense_ffn_backward);
-    kernels("MoE gating and dispatch forward", costs_.gate_dispatch_forward);
-    kernels("MoE experts forward", costs_.experts_forward);
-    kernels("MoE combine forward", costs_.combine_forward);
-    kernels("MoE combine backward", costs_.combine_backward);
-    kernels("MoE experts backward", costs_.experts_backward);
-    kernels("MoE gating and dispatch backward", costs_.gate_dispatch_backward);
-    kernels("output layer forward", costs_.head_forward);
-    kernels("output layer backward", costs_.head_backward);
+    append_kernels(plan.kernels, "encoder attention forward", costs_.attention_forward);
+    append_kernels(plan.kernels, "encoder attention backward", costs_.attention_backward);
+    append_kernels(plan.kernels, "decoder attention forward", costs_.decoder_attention_forward);
+    append_kernels(plan.kernels, "decoder attention backward", costs_.decoder_attention_backward);
+    append_kernels(plan.kernels, "dense FFN forward", costs_.dense_ffn_forward);
+    append_kernels(plan.kernels, "dense FFN backward", costs_.dense_ffn_backward);
+    append_kernels(plan.kernels, "MoE gating and dispatch forward", costs_.gate_dispatch_forward);
+    append_kernels(plan.kernels, "MoE experts forward", costs_.experts_forward);
+    append_kernels(plan.kernels, "MoE combine forward", costs_.combine_forward);
+    append_kernels(plan.kernels, "MoE combine backward", costs_.combine_backward);
+    append_kernels(plan.kernels, "MoE experts backward", costs_.experts_backward);
+    append_kernels(plan.kernels, "MoE gating and dispatch backward", costs_.gate_dispatch_backward);
+    append_kernels(plan.kernels, "output layer forward", costs_.head_forward);
+    append_kernels(plan.kernels, "output layer backward", costs_.head_backward);
     plan.graph.lane_names = {"device 0"};
     plan.graph.lane_kind = "device";
     return plan;

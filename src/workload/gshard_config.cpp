@@ -35,9 +35,7 @@ double GShardConfig::expert_capacity() const {
 
 GShardConfig read_gshard_workload(const ConfigNode& root, int topology_devices) {
   GShardConfig w;
-  w.name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
+  w.name = read_document_name(root);
 
   ConfigNode model = root.child("model");
   w.layers = model.positive_integer("layers");

@@ -6,23 +6,6 @@ namespace podsim::workload {
 namespace {
 
 using calibration::ComputeModel;
-using calibration::GemmShape;
-
-OpCost gemm(const ComputeModel& cm, const char* name, double m, double n, double k, double batch = 1) {
-  auto e = cm.gemm(GemmShape{m, n, k, batch});
-  return OpCost{name, true, e.flops, 0, e.seconds};
-}
-
-OpCost memory(const ComputeModel& cm, const char* name, double bytes) {
-  return OpCost{name, false, 0, bytes, cm.memory_op(bytes)};
-}
-
-// Y[m,n] = X[m,k] W[k,n]: dX = dY W^T [m,k] (contract n) and dW = X^T dY [k,n] (contract m).
-void linear_backward(PassCost& p, const ComputeModel& cm, const char* dgrad, const char* wgrad, double m,
-                     double n, double k, double batch = 1) {
-  p.add(gemm(cm, dgrad, m, k, n, batch));
-  p.add(gemm(cm, wgrad, k, n, m, batch));
-}
 
 struct Dims {
   double M, H, a, s, T, V, E, eb, S, C, g, el, expert_tokens;
@@ -53,36 +36,36 @@ Dims dims(const GShardConfig& w) {
 // from the encoder output), with the pre-layer-norm and the residual add.
 void attention_forward(PassCost& p, const ComputeModel& cm, const Dims& x, bool cross) {
   double heads = x.sequences * x.a, hd = x.M / x.a;
-  p.add(memory(cm, "layernorm", 2 * x.T * x.M * x.eb));
+  p.add(memory_cost(cm, "layernorm", 2 * x.T * x.M * x.eb));
   if (cross) {
-    p.add(gemm(cm, "cross-attention Q projection", x.T, x.M, x.M));
-    p.add(gemm(cm, "cross-attention KV projection", x.T, 2 * x.M, x.M));
+    p.add(gemm_cost(cm, "cross-attention Q projection", x.T, x.M, x.M));
+    p.add(gemm_cost(cm, "cross-attention KV projection", x.T, 2 * x.M, x.M));
   } else {
-    p.add(gemm(cm, "QKV projection", x.T, 3 * x.M, x.M));
+    p.add(gemm_cost(cm, "QKV projection", x.T, 3 * x.M, x.M));
   }
-  p.add(gemm(cm, "attention scores (QK^T)", x.s, x.s, hd, heads));
-  p.add(memory(cm, "softmax", 2 * heads * x.s * x.s * x.eb));
-  p.add(gemm(cm, "attention over values", x.s, hd, x.s, heads));
-  p.add(gemm(cm, "attention output projection", x.T, x.M, x.M));
-  p.add(memory(cm, "residual add", 3 * x.T * x.M * x.eb));
+  p.add(gemm_cost(cm, "attention scores (QK^T)", x.s, x.s, hd, heads));
+  p.add(memory_cost(cm, "softmax", 2 * heads * x.s * x.s * x.eb));
+  p.add(gemm_cost(cm, "attention over values", x.s, hd, x.s, heads));
+  p.add(gemm_cost(cm, "attention output projection", x.T, x.M, x.M));
+  p.add(memory_cost(cm, "residual add", 3 * x.T * x.M * x.eb));
 }
 
 void attention_backward(PassCost& p, const ComputeModel& cm, const Dims& x, bool cross) {
   double heads = x.sequences * x.a, hd = x.M / x.a;
-  p.add(memory(cm, "residual add backward", 2 * x.T * x.M * x.eb));
+  p.add(memory_cost(cm, "residual add backward", 2 * x.T * x.M * x.eb));
   linear_backward(p, cm, "attention output dgrad", "attention output wgrad", x.T, x.M, x.M);
-  p.add(gemm(cm, "attention over values dgrad", x.s, x.s, hd, heads));
-  p.add(gemm(cm, "attention over values wgrad", x.s, hd, x.s, heads));
-  p.add(memory(cm, "softmax backward", 3 * heads * x.s * x.s * x.eb));
-  p.add(gemm(cm, "attention scores dgrad Q", x.s, hd, x.s, heads));
-  p.add(gemm(cm, "attention scores dgrad K", x.s, hd, x.s, heads));
+  p.add(gemm_cost(cm, "attention over values dgrad", x.s, x.s, hd, heads));
+  p.add(gemm_cost(cm, "attention over values wgrad", x.s, hd, x.s, heads));
+  p.add(memory_cost(cm, "softmax backward", 3 * heads * x.s * x.s * x.eb));
+  p.add(gemm_cost(cm, "attention scores dgrad Q", x.s, hd, x.s, heads));
+  p.add(gemm_cost(cm, "attention scores dgrad K", x.s, hd, x.s, heads));
   if (cross) {
     linear_backward(p, cm, "cross-attention Q dgrad", "cross-attention Q wgrad", x.T, x.M, x.M);
     linear_backward(p, cm, "cross-attention KV dgrad", "cross-attention KV wgrad", x.T, 2 * x.M, x.M);
   } else {
     linear_backward(p, cm, "QKV dgrad", "QKV wgrad", x.T, 3 * x.M, x.M);
   }
-  p.add(memory(cm, "layernorm backward", 3 * x.T * x.M * x.eb));
+  p.add(memory_cost(cm, "layernorm backward", 3 * x.T * x.M * x.eb));
 }
 
 }  // namespace
@@ -123,16 +106,16 @@ GShardLayerCosts gshard_layer_costs(const GShardConfig& w, const ComputeModel& c
   attention_backward(c.decoder_attention_backward, cm, x, true);
   attention_backward(c.decoder_attention_backward, cm, x, false);
 
-  c.dense_ffn_forward.add(memory(cm, "layernorm", 2 * x.T * x.M * x.eb));
-  c.dense_ffn_forward.add(gemm(cm, "FFN fc1", x.T, x.H, x.M));
-  c.dense_ffn_forward.add(memory(cm, "ReLU", 2 * x.T * x.H * x.eb));
-  c.dense_ffn_forward.add(gemm(cm, "FFN fc2", x.T, x.M, x.H));
-  c.dense_ffn_forward.add(memory(cm, "residual add", 3 * x.T * x.M * x.eb));
-  c.dense_ffn_backward.add(memory(cm, "residual add backward", 2 * x.T * x.M * x.eb));
+  c.dense_ffn_forward.add(memory_cost(cm, "layernorm", 2 * x.T * x.M * x.eb));
+  c.dense_ffn_forward.add(gemm_cost(cm, "FFN fc1", x.T, x.H, x.M));
+  c.dense_ffn_forward.add(memory_cost(cm, "ReLU", 2 * x.T * x.H * x.eb));
+  c.dense_ffn_forward.add(gemm_cost(cm, "FFN fc2", x.T, x.M, x.H));
+  c.dense_ffn_forward.add(memory_cost(cm, "residual add", 3 * x.T * x.M * x.eb));
+  c.dense_ffn_backward.add(memory_cost(cm, "residual add backward", 2 * x.T * x.M * x.eb));
   linear_backward(c.dense_ffn_backward, cm, "FFN fc2 dgrad", "FFN fc2 wgrad", x.T, x.M, x.H);
-  c.dense_ffn_backward.add(memory(cm, "ReLU backward", 3 * x.T * x.H * x.eb));
+  c.dense_ffn_backward.add(memory_cost(cm, "ReLU backward", 3 * x.T * x.H * x.eb));
   linear_backward(c.dense_ffn_backward, cm, "FFN fc1 dgrad", "FFN fc1 wgrad", x.T, x.H, x.M);
-  c.dense_ffn_backward.add(memory(cm, "layernorm backward", 3 * x.T * x.M * x.eb));
+  c.dense_ffn_backward.add(memory_cost(cm, "layernorm backward", 3 * x.T * x.M * x.eb));
 
   // MoE: GShard's top-2 gating with local group dispatching (Lepikhin et al. 2020, Algorithm 1 and the
   // einsum implementation of Sec. 3): gate logits, softmax in fp32, top-k and the cumulative-sum
@@ -140,42 +123,42 @@ GShardLayerCosts gshard_layer_costs(const GShardConfig& w, const ComputeModel& c
   double ec = x.E * x.C;  // rows of a group's dispatched tensor
   double mask = x.g * x.S * ec;
   auto& gd = c.gate_dispatch_forward;
-  gd.add(memory(cm, "layernorm", 2 * x.T * x.M * x.eb));
-  gd.add(gemm(cm, "gate logits", x.S, x.E, x.M, x.g));
-  gd.add(memory(cm, "gate softmax (fp32)", x.T * x.E * (x.eb + 8)));
-  gd.add(memory(cm, "top-k, positions (cumsum), capacity mask", 4 * x.T * x.E * 4));
-  gd.add(memory(cm, "dispatch mask and combine weights [S,E,C]", 2 * mask * x.eb));
-  gd.add(gemm(cm, "dispatch einsum (GSEC,GSM->EGCM)", ec, x.M, x.S, x.g));
+  gd.add(memory_cost(cm, "layernorm", 2 * x.T * x.M * x.eb));
+  gd.add(gemm_cost(cm, "gate logits", x.S, x.E, x.M, x.g));
+  gd.add(memory_cost(cm, "gate softmax (fp32)", x.T * x.E * (x.eb + 8)));
+  gd.add(memory_cost(cm, "top-k, positions (cumsum), capacity mask", 4 * x.T * x.E * 4));
+  gd.add(memory_cost(cm, "dispatch mask and combine weights [S,E,C]", 2 * mask * x.eb));
+  gd.add(gemm_cost(cm, "dispatch einsum (GSEC,GSM->EGCM)", ec, x.M, x.S, x.g));
   auto& ex = c.experts_forward;
-  ex.add(gemm(cm, "expert fc1", x.expert_tokens, x.H, x.M, x.el));
-  ex.add(memory(cm, "expert ReLU", 2 * x.el * x.expert_tokens * x.H * x.eb));
-  ex.add(gemm(cm, "expert fc2", x.expert_tokens, x.M, x.H, x.el));
+  ex.add(gemm_cost(cm, "expert fc1", x.expert_tokens, x.H, x.M, x.el));
+  ex.add(memory_cost(cm, "expert ReLU", 2 * x.el * x.expert_tokens * x.H * x.eb));
+  ex.add(gemm_cost(cm, "expert fc2", x.expert_tokens, x.M, x.H, x.el));
   auto& cb = c.combine_forward;
-  cb.add(gemm(cm, "combine einsum (GSEC,EGCM->GSM)", x.S, x.M, ec, x.g));
-  cb.add(memory(cm, "residual add", 3 * x.T * x.M * x.eb));
+  cb.add(gemm_cost(cm, "combine einsum (GSEC,EGCM->GSM)", x.S, x.M, ec, x.g));
+  cb.add(memory_cost(cm, "residual add", 3 * x.T * x.M * x.eb));
 
   auto& cbb = c.combine_backward;
-  cbb.add(memory(cm, "residual add backward", 2 * x.T * x.M * x.eb));
-  cbb.add(gemm(cm, "combine einsum dgrad (expert outputs)", ec, x.M, x.S, x.g));
-  cbb.add(gemm(cm, "combine einsum dgrad (combine weights)", x.S, ec, x.M, x.g));
+  cbb.add(memory_cost(cm, "residual add backward", 2 * x.T * x.M * x.eb));
+  cbb.add(gemm_cost(cm, "combine einsum dgrad (expert outputs)", ec, x.M, x.S, x.g));
+  cbb.add(gemm_cost(cm, "combine einsum dgrad (combine weights)", x.S, ec, x.M, x.g));
   auto& exb = c.experts_backward;
   linear_backward(exb, cm, "expert fc2 dgrad", "expert fc2 wgrad", x.expert_tokens, x.M, x.H, x.el);
-  exb.add(memory(cm, "expert ReLU backward", 3 * x.el * x.expert_tokens * x.H * x.eb));
+  exb.add(memory_cost(cm, "expert ReLU backward", 3 * x.el * x.expert_tokens * x.H * x.eb));
   linear_backward(exb, cm, "expert fc1 dgrad", "expert fc1 wgrad", x.expert_tokens, x.H, x.M, x.el);
   auto& gdb = c.gate_dispatch_backward;
-  gdb.add(gemm(cm, "dispatch einsum dgrad", x.S, x.M, ec, x.g));
-  gdb.add(memory(cm, "combine weights to gate gradient", 2 * mask * x.eb));
-  gdb.add(memory(cm, "gate softmax backward (fp32)", x.T * x.E * 12));
+  gdb.add(gemm_cost(cm, "dispatch einsum dgrad", x.S, x.M, ec, x.g));
+  gdb.add(memory_cost(cm, "combine weights to gate gradient", 2 * mask * x.eb));
+  gdb.add(memory_cost(cm, "gate softmax backward (fp32)", x.T * x.E * 12));
   linear_backward(gdb, cm, "gate logits dgrad", "gate logits wgrad", x.S, x.E, x.M, x.g);
-  gdb.add(memory(cm, "layernorm backward", 3 * x.T * x.M * x.eb));
+  gdb.add(memory_cost(cm, "layernorm backward", 3 * x.T * x.M * x.eb));
 
   // Embeddings of both stacks, the decoder's logits over the vocabulary and fp32 softmax cross-entropy.
-  c.head_forward.add(memory(cm, "embedding lookups (source and target)", 2 * 2 * x.T * x.M * x.eb));
-  c.head_forward.add(gemm(cm, "logits", x.T, x.V, x.M));
-  c.head_forward.add(memory(cm, "softmax cross-entropy (fp32)", x.T * x.V * (x.eb + 4 + 4 + 8)));
-  c.head_backward.add(memory(cm, "cross-entropy backward", x.T * x.V * (4 + 4 + x.eb)));
+  c.head_forward.add(memory_cost(cm, "embedding lookups (source and target)", 2 * 2 * x.T * x.M * x.eb));
+  c.head_forward.add(gemm_cost(cm, "logits", x.T, x.V, x.M));
+  c.head_forward.add(memory_cost(cm, "softmax cross-entropy (fp32)", x.T * x.V * (x.eb + 4 + 4 + 8)));
+  c.head_backward.add(memory_cost(cm, "cross-entropy backward", x.T * x.V * (4 + 4 + x.eb)));
   linear_backward(c.head_backward, cm, "logits dgrad", "logits wgrad", x.T, x.V, x.M);
-  c.head_backward.add(memory(cm, "embedding backward (scatter-add)", 2 * 2 * x.T * x.M * x.eb));
+  c.head_backward.add(memory_cost(cm, "embedding backward (scatter-add)", 2 * 2 * x.T * x.M * x.eb));
   return c;
 }
 

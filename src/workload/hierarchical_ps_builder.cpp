@@ -9,8 +9,9 @@
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/ctr_costs.hpp"
-#include "podsim/workload/layer_ops.hpp"
+#include "podsim/workload/ctr_memory.hpp"
 #include "podsim/workload/ps_collectives.hpp"
+#include "podsim/workload/ps_step_graph.hpp"
 #include "podsim/workload/ps_traffic.hpp"
 
 namespace podsim::workload {
@@ -21,14 +22,6 @@ using network::CommPlan;
 
 constexpr double GiB = 1073741824.0;
 constexpr int kRounds = 8;  // tasks that stand for the mini-batches of one batch
-
-network::Collective collective(CollectiveKind kind, std::vector<int> group, double bytes) {
-  network::Collective c;
-  c.kind = kind;
-  c.group = std::move(group);
-  c.bytes = bytes;
-  return c;
-}
 
 class Builder {
  public:
@@ -46,8 +39,7 @@ class Builder {
     emb_forward_s_ = cm_.memory_op(t_.hbm_forward_bytes);
     emb_backward_s_ = cm_.memory_op(t_.hbm_backward_bytes);
     sparse_update_s_ = cm_.memory_op(t_.hbm_update_bytes);
-    double dense = w_.model.dense_params(), eb = element_bytes(w_.training.precision);
-    dense_update_s_ = cm_.memory_op(2 * dense * (2 * eb + w_.training.dense_optimizer_bytes_per_param));
+    dense_update_s_ = dense_update_seconds(w_, cm_);
     // Host tiers.
     const auto& h = topo_.host;
     pcie_s_ = t_.pcie_bytes_per_gpu / h.pcie_bandwidth;
@@ -60,7 +52,7 @@ class Builder {
     for (int d = 0; d < g_; ++d) node0_.push_back(d);
     for (int d = 0; d < topo_.device_count(); ++d) all_.push_back(d);
     nvlink_ = network::plan_collective(
-        topo_, collective(CollectiveKind::all_to_all, node0_, t_.nvlink_bytes_per_gpu));
+        topo_, network::make_collective(CollectiveKind::all_to_all, node0_, t_.nvlink_bytes_per_gpu));
     auto reduce = fastest_all_reduce(topo_, all_, t_.allreduce_bytes);
     allreduce_ = std::move(reduce.plan);
     allreduce_algorithm_ = reduce.algorithm;
@@ -133,49 +125,46 @@ class Builder {
   StepPlan build() {
     StepPlan plan = describe();
     check();
-    TaskGraph& g = graph_;
-    g.stages = 1;
-    g.stage_devices = {0};
-    g.lane_kind = plan.graph.lane_kind;
-    g.lane_names = plan.graph.lane_names;
-    int gpu = g.add_stream("server 0 GPU 0", 0, 0);
-    int pcie = g.add_stream("server 0 PCIe host<->HBM", 0, 0);
-    int ssd = g.add_stream("server 0 SSD", 0, 0);
-    int dram_load = g.add_stream("server 0 DRAM (load)", 0, 0);
-    int dram_dump = g.add_stream("server 0 DRAM (dump)", 0, 0);
-    int net_pull = g.add_stream("server 0 network pull", 0, 0, false);
-    int net_push = g.add_stream("server 0 network push", 0, 0, false);
+    PsStepGraph g(plan.graph.lane_kind, plan.graph.lane_names);
+    int gpu = g.add_stream("server 0 GPU 0");
+    int pcie = g.add_stream("server 0 PCIe host<->HBM");
+    int ssd = g.add_stream("server 0 SSD");
+    int dram_load = g.add_stream("server 0 DRAM (load)");
+    int dram_dump = g.add_stream("server 0 DRAM (dump)");
+    int net_pull = g.add_stream("server 0 network pull", false);
+    int net_push = g.add_stream("server 0 network push", false);
 
     // The paper's pipeline stages, each on its own resources and each on a different batch; in sequence
     // (ps.pipeline: false) every stage waits for the one before.
     auto after = [&](std::vector<int> previous) { return w_.ps.pipeline ? std::vector<int>{} : previous; };
     // SSD stage, batch k+2: find its distinct keys, read the rows the owners miss in DRAM.
-    int dedup = add(dram_load, 'K', dram_dedup_s_, Category::storage);
-    int read = add(ssd, 'R', ssd_read_s_, Category::storage, {dedup});
+    int dedup = g.add(dram_load, 'K', dram_dedup_s_, Category::storage);
+    int read = g.add(ssd, 'R', ssd_read_s_, Category::storage, {dedup});
     // Network stage, batch k+1: pull rows from their owners, partition the working set per GPU.
-    int pulled = add(net_pull, 'N', 0, Category::storage, after({read}), add_plan(pull_), Category::stream);
-    int staged = add(dram_load, 'L', dram_load_s_, Category::storage, after({read}));
+    int pulled =
+        g.add(net_pull, 'N', 0, Category::storage, after({read}), g.add_plan(pull_), Category::stream);
+    int staged = g.add(dram_load, 'L', dram_load_s_, Category::storage, after({read}));
     // GPU stage, batch k: host -> HBM, the mini-batches, HBM -> host.
-    int last = add(pcie, 'H', pcie_s_, Category::storage, after({pulled, staged}));
+    int last = g.add(pcie, 'H', pcie_s_, Category::storage, after({pulled, staged}));
     int rounds = std::min(m_, kRounds);
     double k = static_cast<double>(m_) / rounds;
-    int nvlink = add_plan(network::scaled(nvlink_, k));
-    int allreduce = add_plan(network::scaled(allreduce_, k));
+    int nvlink = g.add_plan(network::scaled(nvlink_, k));
+    int allreduce = g.add_plan(network::scaled(allreduce_, k));
     for (int r = 0; r < rounds; ++r) {
-      add(gpu, 'G', 0, Category::compute, {last}, nvlink, Category::stream);  // pull rows from peer GPUs
-      add(gpu, 'F', k * (mlp_.seconds() + emb_forward_s_ + emb_backward_s_), Category::compute, {}, nvlink,
-          Category::stream);  // forward, backward, push row gradients to their GPUs
-      add(gpu, 'D', 0, Category::compute, {}, allreduce, Category::dp);
-      last = add(gpu, 'O', k * (sparse_update_s_ + dense_update_s_), Category::compute);
+      g.add(gpu, 'G', 0, Category::compute, {last}, nvlink, Category::stream);  // pull rows from peer GPUs
+      g.add(gpu, 'F', k * (mlp_.seconds() + emb_forward_s_ + emb_backward_s_), Category::compute, {}, nvlink,
+            Category::stream);  // forward, backward, push row gradients to their GPUs
+      g.add(gpu, 'D', 0, Category::compute, {}, allreduce, Category::dp);
+      last = g.add(gpu, 'O', k * (sparse_update_s_ + dense_update_s_), Category::compute);
     }
-    int trained = add(pcie, 'H', pcie_s_, Category::storage, {last});
+    int trained = g.add(pcie, 'H', pcie_s_, Category::storage, {last});
     // Dump stage, batch k-1: push updated rows to their owners, merge, write the uncached ones to SSD
     // (after this step's reads: the SSD serves one request stream at a time).
     int pushed =
-        add(net_push, 'U', 0, Category::storage, after({trained}), add_plan(push_), Category::stream);
-    int merged = add(dram_dump, 'M', dram_dump_s_, Category::storage, after({trained}));
-    add(ssd, 'W', ssd_write_s_, Category::storage, {pushed, merged});
-    plan.graph = std::move(graph_);
+        g.add(net_push, 'U', 0, Category::storage, after({trained}), g.add_plan(push_), Category::stream);
+    int merged = g.add(dram_dump, 'M', dram_dump_s_, Category::storage, after({trained}));
+    g.add(ssd, 'W', ssd_write_s_, Category::storage, {pushed, merged});
+    plan.graph = g.take();
     return plan;
   }
 
@@ -197,37 +186,11 @@ class Builder {
     return network::concurrent(plans);
   }
 
-  int add_plan(const CommPlan& plan) { return plan.empty() ? -1 : graph_.add_plan(plan); }
-
-  int add(int stream, char kind, double seconds, Category category, std::vector<int> deps = {}, int plan = -1,
-          Category comm = Category::stream) {
-    Task t;
-    t.stream = stream;
-    t.stage = 0;
-    t.kind = kind;
-    t.compute_seconds = seconds;
-    t.compute_category = category;
-    t.plan = plan;
-    t.comm_category = comm;
-    t.deps = std::move(deps);
-    return graph_.add_task(std::move(t));
-  }
-
+  // A GPU holds its share of the server's working set; its buffers are the rows pulled from peer GPUs
+  // and their gradients.
   MemoryBreakdown memory() const {
-    const auto& e = w_.model.embedding;
-    double rows = t_.unique_per_node / g_;
-    double dense = w_.model.dense_params(), eb = element_bytes(w_.training.precision);
-    MemoryBreakdown m;
-    m.weights = rows * (e.key_bytes + e.value_bytes()) + dense * eb;
-    m.optimizer = rows * e.dimension * e.optimizer_bytes_per_value +
-                  dense * w_.training.dense_optimizer_bytes_per_param;
-    m.gradients = dense * eb;
-    double width_sum = 0;
-    for (int wd : w_.model.mlp_widths()) width_sum += wd;
-    m.activations = 2 * w_.training.batch_per_gpu * width_sum * eb;
-    m.buffers = 2 * t_.nvlink_bytes_per_gpu;  // pulled rows and their gradients
-    m.framework = topo_.device_profile.framework_memory_bytes;
-    return m;
+    return ps_device_memory(w_, t_.unique_per_node / g_, w_.training.batch_per_gpu,
+                            2 * t_.nvlink_bytes_per_gpu, topo_.device_profile);
   }
 
   std::vector<std::pair<std::string, std::string>> settings() const {
@@ -304,7 +267,6 @@ class Builder {
   std::vector<int> node0_, all_;
   CommPlan nvlink_, allreduce_, pull_, push_;
   network::Algorithm allreduce_algorithm_ = network::Algorithm::ring;
-  TaskGraph graph_;
 };
 
 }  // namespace

@@ -13,14 +13,12 @@
 #include "podsim/workload/pipeline_assembly.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer_math.hpp"
+#include "podsim/workload/wafer_step.hpp"
 
 namespace podsim::workload {
 namespace {
 
 constexpr double GiB = 1073741824.0;
-// In-place mixed-precision Adam per parameter in SRAM: read fp32 weight, m, v, gradient; write three back
-// and the 16-bit weight.
-constexpr double kUpdateBytesPerParam = 4 * 4 + 3 * 4 + 2;
 
 enum class BlockKind { embedding, layer, head };
 
@@ -137,16 +135,7 @@ class Builder {
         layout_(plan_layout(topo, w_, micro_batch)) {}
 
   StepPlan describe() {
-    StepPlan plan;
-    plan.workload_kind = "transformer_lm";
-    plan.devices = w_.parallel.dp;
-    plan.tokens_per_step = static_cast<double>(w_.training.global_batch) * w_.model.seq_len;
-    plan.samples_per_step = static_cast<double>(w_.training.global_batch);
-    plan.hardware_flops =
-        hardware_flops(w_.model, static_cast<double>(w_.training.global_batch), w_.training.recompute);
-    plan.model_flops = model_flops(w_.model, static_cast<double>(w_.training.global_batch));
-    plan.peak_flops = cm_.peak_flops();
-    plan.settings = cerebras_settings(cw_, ExecutionMode::layer_pipelined, mb_);
+    StepPlan plan = cerebras_step_plan(cw_, ExecutionMode::layer_pipelined, mb_, cm_);
     plan.graph.lane_kind = "wafer region";
     const int n = static_cast<int>(layout_.blocks.size());
     MemoryBreakdown wafer;
@@ -221,14 +210,10 @@ class Builder {
     plan.notes.push_back(
         "not modelled: the tied-embedding gradient exchange between the first and last region, weight "
         "sparsity, input data loading, Cerebras' pipelined backpropagation without a per-step flush");
-    auto kernels = [&](const char* group, const PassCost& pass) {
-      for (const auto& op : pass.ops)
-        plan.kernels.push_back({group, op.name, op.seconds, op.flops, op.bytes});
-    };
-    kernels("layer 1 forward (its region)", costs_[1].forward);
-    kernels("layer 1 backward (its region)", costs_[1].backward);
-    kernels("output head forward (its region)", costs_.back().forward);
-    kernels("output head backward (its region)", costs_.back().backward);
+    append_kernels(plan.kernels, "layer 1 forward (its region)", costs_[1].forward);
+    append_kernels(plan.kernels, "layer 1 backward (its region)", costs_[1].backward);
+    append_kernels(plan.kernels, "output head forward (its region)", costs_.back().forward);
+    append_kernels(plan.kernels, "output head backward (its region)", costs_.back().backward);
     return plan;
   }
 
@@ -294,7 +279,7 @@ class Builder {
       opt.stream = streams_[b];
       opt.stage = b;
       opt.kind = 'O';
-      opt.compute_seconds = layout_.blocks[b].params * kUpdateBytesPerParam / bandwidth;
+      opt.compute_seconds = layout_.blocks[b].params * kAdamUpdateBytesPerParam / bandwidth;
       opt.compute_category = Category::optimizer;
       opt.deps.push_back(ready[b]);
       g.add_task(std::move(opt));

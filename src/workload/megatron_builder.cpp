@@ -65,17 +65,13 @@ class Builder {
     plan.settings = settings();
     plan.description = description();
     plan.notes = notes();
-    auto kernels = [&](const char* group, const PassCost& pass) {
-      for (const auto& op : pass.ops)
-        plan.kernels.push_back({group, op.name, op.seconds, op.flops, op.bytes});
-    };
-    kernels("layer forward", layer_.forward);
-    kernels("layer recompute", layer_.recompute);
-    kernels("layer backward", layer_.backward);
-    kernels("embedding forward", head_.embedding_forward);
-    kernels("embedding backward", head_.embedding_backward);
-    kernels("output layer forward", head_.output_forward);
-    kernels("output layer backward", head_.output_backward);
+    append_kernels(plan.kernels, "layer forward", layer_.forward);
+    append_kernels(plan.kernels, "layer recompute", layer_.recompute);
+    append_kernels(plan.kernels, "layer backward", layer_.backward);
+    append_kernels(plan.kernels, "embedding forward", head_.embedding_forward);
+    append_kernels(plan.kernels, "embedding backward", head_.embedding_backward);
+    append_kernels(plan.kernels, "output layer forward", head_.output_forward);
+    append_kernels(plan.kernels, "output layer backward", head_.output_backward);
     for (int s = 0; s < p_; ++s) plan.graph.lane_names.push_back(fmt::format("stage {}", s));
     return plan;
   }
@@ -180,14 +176,6 @@ class Builder {
     return n;
   }
 
-  Collective collective(CollectiveKind kind, std::vector<int> group, double bytes) const {
-    Collective c;
-    c.kind = kind;
-    c.group = std::move(group);
-    c.bytes = bytes;
-    return c;
-  }
-
   // The tensor-parallel collectives of one pass over `layers` layers as one merged phase.
   int tp_plan(int stage, const std::vector<TpCollective>& per_layer, double layers,
               const std::vector<TpCollective>& extra) {
@@ -195,10 +183,10 @@ class Builder {
     std::vector<CommPlan> plans;
     auto group = layout_.tp_group(0, stage);
     for (const auto& c : per_layer)
-      plans.push_back(
-          network::scaled(network::plan_collective(topo_, collective(c.kind, group, c.bytes)), layers));
+      plans.push_back(network::scaled(
+          network::plan_collective(topo_, network::make_collective(c.kind, group, c.bytes)), layers));
     for (const auto& c : extra)
-      plans.push_back(network::plan_collective(topo_, collective(c.kind, group, c.bytes)));
+      plans.push_back(network::plan_collective(topo_, network::make_collective(c.kind, group, c.bytes)));
     CommPlan merged{network::serial_merge(plans)};
     if (merged[0].flows.empty()) return -1;
     return g_.add_plan(std::move(merged));
@@ -272,7 +260,8 @@ class Builder {
     auto it = gather_cache_.find(stage);
     if (it != gather_cache_.end()) return it->second;
     int id = g_.add_plan(network::plan_collective(
-        topo_, collective(CollectiveKind::all_gather, layout_.tp_group(0, stage), activation_bytes())));
+        topo_, network::make_collective(CollectiveKind::all_gather, layout_.tp_group(0, stage),
+                                        activation_bytes())));
     gather_cache_[stage] = id;
     return id;
   }
@@ -348,7 +337,7 @@ class Builder {
     std::vector<CommPlan> plans;
     CollectiveKind kind = w_.parallel.zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
     for (int r : rail_ranks_) {
-      Collective c = collective(kind, layout_.dp_group(r, s), bytes);
+      Collective c = network::make_collective(kind, layout_.dp_group(r, s), bytes);
       c.algorithm = network::parse_algorithm(w_.parallel.dp_algorithm);
       plans.push_back(network::plan_collective(topo_, c));
     }
@@ -387,8 +376,9 @@ class Builder {
       for (int replica = 0; replica < layout_.dp; ++replica)
         for (int r : rail_ranks_)
           plans.push_back(network::plan_collective(
-              topo_, collective(CollectiveKind::all_reduce,
-                                {layout_.device(r, replica, 0), layout_.device(r, replica, p_ - 1)}, bytes)));
+              topo_, network::make_collective(
+                         CollectiveKind::all_reduce,
+                         {layout_.device(r, replica, 0), layout_.device(r, replica, p_ - 1)}, bytes)));
       Task e;
       e.stage = 0;
       e.peer_stage = p_ - 1;
@@ -407,8 +397,8 @@ class Builder {
     Task sync;
     sync.stage = -1;
     sync.kind = kSync;
-    sync.plan =
-        g_.add_plan(network::plan_collective(topo_, collective(CollectiveKind::all_reduce, stage_reps, 8)));
+    sync.plan = g_.add_plan(
+        network::plan_collective(topo_, network::make_collective(CollectiveKind::all_reduce, stage_reps, 8)));
     sync.comm_category = Category::optimizer;
     sync.deps = before_optimizer;
     int sync_id = g_.add_task(std::move(sync));
@@ -427,7 +417,7 @@ class Builder {
         double bytes = stage_params(w_, s) * element_bytes(w_.training.precision);
         for (int r : rail_ranks_)
           plans.push_back(network::plan_collective(
-              topo_, collective(CollectiveKind::all_gather, layout_.dp_group(r, s), bytes)));
+              topo_, network::make_collective(CollectiveKind::all_gather, layout_.dp_group(r, s), bytes)));
         Task ag;
         ag.stream = dp_stream_[s];
         ag.stage = s;

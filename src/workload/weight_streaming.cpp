@@ -11,14 +11,12 @@
 #include "podsim/topology/wafer_cluster.hpp"
 #include "podsim/workload/transformer_math.hpp"
 #include "podsim/workload/wafer_kernels.hpp"
+#include "podsim/workload/wafer_step.hpp"
 
 namespace podsim::workload {
 namespace {
 
 constexpr double GB = 1e9, GiB = 1073741824.0;
-// Mixed-precision Adam in MemoryX per parameter: read fp32 weight, m, v and the accumulated gradient,
-// write the three back and the 16-bit copy the next step streams.
-constexpr double kUpdateBytesPerParam = 4 * 4 + 3 * 4 + 2;
 // MemoryX holds per parameter: the 16-bit streamed copy, fp32 master weight, Adam m and v, fp32 gradient sum.
 constexpr double kMemoryXBytesPerParam = 2 + 4 + 4 + 4 + 4;
 
@@ -55,29 +53,16 @@ class Builder {
   }
 
   StepPlan describe() {
-    StepPlan plan;
-    plan.workload_kind = "transformer_lm";
-    plan.devices = w_.parallel.dp;
-    plan.tokens_per_step = static_cast<double>(w_.training.global_batch) * w_.model.seq_len;
-    plan.samples_per_step = static_cast<double>(w_.training.global_batch);
-    plan.hardware_flops =
-        hardware_flops(w_.model, static_cast<double>(w_.training.global_batch), w_.training.recompute);
-    plan.model_flops = model_flops(w_.model, static_cast<double>(w_.training.global_batch));
-    plan.peak_flops = cm_.peak_flops();
+    StepPlan plan = cerebras_step_plan(cw_, ExecutionMode::weight_streaming, mb_, cm_);
     plan.memory = {weight_streaming_wafer_memory(topo_, w_, mb_)};
-    plan.settings = cerebras_settings(cw_, ExecutionMode::weight_streaming, mb_);
     plan.graph.lane_kind = fmt::format("{} system", spec_.system_name);
     plan.graph.lane_names = {fmt::format("{} 0 (all {} alike)", spec_.system_name, w_.parallel.dp)};
-    auto kernels = [&](const char* group, const PassCost& pass) {
-      for (const auto& op : pass.ops)
-        plan.kernels.push_back({group, op.name, op.seconds, op.flops, op.bytes});
-    };
-    kernels("layer forward (whole mesh)", layer_.forward);
-    kernels("layer backward (whole mesh)", layer_.backward);
-    kernels("embedding forward", embed_.forward);
-    kernels("embedding backward", embed_.backward);
-    kernels("output head forward", head_.forward);
-    kernels("output head backward", head_.backward);
+    append_kernels(plan.kernels, "layer forward (whole mesh)", layer_.forward);
+    append_kernels(plan.kernels, "layer backward (whole mesh)", layer_.backward);
+    append_kernels(plan.kernels, "embedding forward", embed_.forward);
+    append_kernels(plan.kernels, "embedding backward", embed_.backward);
+    append_kernels(plan.kernels, "output head forward", head_.forward);
+    append_kernels(plan.kernels, "output head backward", head_.backward);
     bound_summary(plan);
     return plan;
   }
@@ -177,7 +162,8 @@ class Builder {
   }
 
   double update_seconds(double params) const {
-    return params * kUpdateBytesPerParam / (spec_.memoryx_update_bandwidth * spec_.profile.update_efficiency);
+    return params * kAdamUpdateBytesPerParam /
+           (spec_.memoryx_update_bandwidth * spec_.profile.update_efficiency);
   }
 
   void check_fits(const MemoryBreakdown& mem) const {

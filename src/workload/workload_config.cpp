@@ -49,21 +49,51 @@ const char* to_string(Recompute r) {
   return "?";
 }
 
+ModelConfig read_model_section(const ConfigNode& model, const std::string& name) {
+  ModelConfig m;
+  m.name = name;
+  m.layers = model.positive_integer("layers");
+  m.hidden = model.positive_integer("hidden");
+  m.heads = model.positive_integer("heads");
+  m.ffn_hidden = model.positive_integer_or("ffn_hidden", 4 * m.hidden);
+  m.seq_len = model.positive_integer("seq_len");
+  m.vocab = model.positive_integer("vocab");
+  model.reject_unknown_keys();
+  return m;
+}
+
+topology::Precision read_precision(const ConfigNode& train) {
+  try {
+    return topology::parse_precision(
+        train.choice_or("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "bf16"));
+  } catch (const std::invalid_argument& e) {
+    train.fail("precision", e.what());
+  }
+}
+
+Recompute read_recompute(const ConfigNode& train) {
+  std::string recompute = train.choice_or("recompute", {"none", "selective", "full"}, "none");
+  return recompute == "full"        ? Recompute::full
+         : recompute == "selective" ? Recompute::selective
+                                    : Recompute::none;
+}
+
+double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision) {
+  std::string grad = train.choice_or("grad_reduce_precision", {"same", "fp32", "fp16", "bf16"}, "same");
+  return grad == "same" ? topology::bytes_per_element(precision) : grad == "fp32" ? 4 : 2;
+}
+
+GradAccumulation read_grad_accumulation(const ConfigNode& train) {
+  std::string accumulation = train.choice_or("grad_accumulation", {"fp32", "same", "fused"}, "fp32");
+  return accumulation == "same"    ? GradAccumulation::same
+         : accumulation == "fused" ? GradAccumulation::fused
+                                   : GradAccumulation::fp32;
+}
+
 WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, int devices_per_node) {
   WorkloadConfig w;
-  w.name = root.string("name");
-  root.string_or("description", "");
-  if (root.has("sources")) root.list("sources");
-
-  ConfigNode model = root.child("model");
-  w.model.name = w.name;
-  w.model.layers = model.positive_integer("layers");
-  w.model.hidden = model.positive_integer("hidden");
-  w.model.heads = model.positive_integer("heads");
-  w.model.ffn_hidden = model.positive_integer_or("ffn_hidden", 4 * w.model.hidden);
-  w.model.seq_len = model.positive_integer("seq_len");
-  w.model.vocab = model.positive_integer("vocab");
-  model.reject_unknown_keys();
+  w.name = read_document_name(root);
+  w.model = read_model_section(root.child("model"), w.name);
 
   ConfigNode par = root.child("parallel");
   w.parallel.tp = static_cast<int>(par.integer_in_or("tp", 1, 1 << 20, 1));
@@ -92,25 +122,13 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   long long mb = train.positive_integer_or_auto("micro_batch", 1);
   w.training.micro_batch_auto = mb == 0;
   w.training.micro_batch = static_cast<int>(mb);
-  try {
-    w.training.precision = topology::parse_precision(
-        train.choice_or("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "bf16"));
-  } catch (const std::invalid_argument& e) {
-    train.fail("precision", e.what());
-  }
-  std::string recompute = train.choice_or("recompute", {"none", "selective", "full"}, "none");
-  w.training.recompute = recompute == "full"        ? Recompute::full
-                         : recompute == "selective" ? Recompute::selective
-                                                    : Recompute::none;
-  std::string grad = train.choice_or("grad_reduce_precision", {"same", "fp32", "fp16", "bf16"}, "same");
-  w.training.grad_reduce_bytes = grad == "same"   ? topology::bytes_per_element(w.training.precision)
-                                 : grad == "fp32" ? 4
-                                                  : 2;
-  std::string accumulation = train.choice_or("grad_accumulation", {"fp32", "same", "fused"}, "fp32");
-  w.training.grad_accumulation = accumulation == "same"    ? GradAccumulation::same
-                                 : accumulation == "fused" ? GradAccumulation::fused
-                                                           : GradAccumulation::fp32;
-  w.training.main_grad_bytes = accumulation == "same" ? topology::bytes_per_element(w.training.precision) : 4;
+  w.training.precision = read_precision(train);
+  w.training.recompute = read_recompute(train);
+  w.training.grad_reduce_bytes = read_grad_reduce_bytes(train, w.training.precision);
+  w.training.grad_accumulation = read_grad_accumulation(train);
+  w.training.main_grad_bytes = w.training.grad_accumulation == GradAccumulation::same
+                                   ? topology::bytes_per_element(w.training.precision)
+                                   : 4;
   train.reject_unknown_keys();
 
   if (w.parallel.dp == 0) {

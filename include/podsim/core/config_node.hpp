@@ -94,6 +94,10 @@ class ConfigNode {
   std::shared_ptr<std::set<std::string>> read_keys_;
 };
 
+// The keys every topology and workload file opens with: returns `name`; `description` and `sources` are
+// documentation for people, checked (a string, a list) and not used.
+std::string read_document_name(const ConfigNode& root);
+
 // Parses "a.b.c=value" into path and value; throws InputError naming the flag when malformed.
 std::pair<std::string, std::string> split_assignment(const std::string& assignment);
 

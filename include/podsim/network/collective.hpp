@@ -27,6 +27,8 @@ struct Collective {
   double bytes = 0;
   Algorithm algorithm = Algorithm::ring;
 };
+// A collective of `kind` over `group` with the default algorithm (ring; plan_collective picks per topology).
+Collective make_collective(CollectiveKind kind, std::vector<int> group, double bytes);
 
 // nccl-tests busbw / algbw factor: 2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and
 // all_to_all, 1 otherwise.

@@ -6,6 +6,7 @@
 
 #include "podsim/calibration/compute_model.hpp"
 #include "podsim/topology/topology.hpp"
+#include "podsim/workload/ctr_config.hpp"
 #include "podsim/workload/step_plan.hpp"
 
 namespace podsim::workload {
@@ -24,5 +25,9 @@ struct MlpCost {
 // per layer a forward GEMM and bias+activation, and backward the activation gradient, the data-gradient
 // GEMM (down to the pooled embeddings, which the sparse update needs) and the weight-gradient GEMM.
 MlpCost mlp_cost(const std::vector<int>& widths, double batch, const calibration::ComputeModel& cm);
+
+// The dense optimizer step on one device: read and write the MLP's weights, gradients and optimizer state
+// (memory bound).
+double dense_update_seconds(const CtrWorkload& w, const calibration::ComputeModel& cm);
 
 }  // namespace podsim::workload

@@ -7,6 +7,7 @@
 
 #include "podsim/calibration/compute_model.hpp"
 #include "podsim/network/collective.hpp"
+#include "podsim/workload/step_plan.hpp"
 #include "podsim/workload/workload_config.hpp"
 
 namespace podsim::workload {
@@ -32,6 +33,19 @@ struct PassCost {
   void add(OpCost op);
   void add(const PassCost& other);
 };
+
+// One kernel costed with the device's compute model: `batch` GEMMs C[m,n] = A[m,k] B[k,n], or a
+// memory-bound kernel that moves `bytes`.
+OpCost gemm_cost(const calibration::ComputeModel& cm, const char* name, double m, double n, double k,
+                 double batch = 1);
+OpCost memory_cost(const calibration::ComputeModel& cm, const char* name, double bytes);
+// The two backward GEMMs of a linear layer Y[m,n] = X[m,k] W[k,n]: dX = dY W^T [m,k] (contracting n) and
+// dW = X^T dY [k,n] (contracting m).
+void linear_backward(PassCost& pass, const calibration::ComputeModel& cm, const char* dgrad,
+                     const char* wgrad, double m, double n, double k, double batch = 1);
+
+// Appends one entry per op of `pass` to a step's per-kernel detail (StepPlan::kernels), under `group`.
+void append_kernels(std::vector<KernelCost>& kernels, const char* group, const PassCost& pass);
 
 struct LayerCosts {
   PassCost forward;

@@ -68,4 +68,16 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
 // Checks divisibility rules of Megatron-LM; throws InputError naming the field and valid values.
 void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& root, int devices);
 
+// Pieces of read_transformer_workload for readers of the same file on other machines
+// (cerebras_config.hpp), so that a key is accepted or rejected alike wherever the file runs.
+//
+// The model section (every key of it; unknown keys are an error). The model is named `name`.
+ModelConfig read_model_section(const ConfigNode& model, const std::string& name);
+// training.precision, training.recompute, training.grad_reduce_precision (bytes per reduced gradient
+// element for a run at `precision`) and training.grad_accumulation.
+topology::Precision read_precision(const ConfigNode& train);
+Recompute read_recompute(const ConfigNode& train);
+double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision);
+GradAccumulation read_grad_accumulation(const ConfigNode& train);
+
 }  // namespace podsim::workload

@@ -1,0 +1,36 @@
+#include "podsim/workload/ps_step_graph.hpp"
+
+#include <utility>
+
+namespace podsim::workload {
+
+PsStepGraph::PsStepGraph(std::string lane_kind, std::vector<std::string> lane_names) {
+  graph_.stages = 1;
+  graph_.stage_devices = {0};
+  graph_.lane_kind = std::move(lane_kind);
+  graph_.lane_names = std::move(lane_names);
+}
+
+int PsStepGraph::add_stream(std::string name, bool device_busy) {
+  return graph_.add_stream(std::move(name), 0, 0, device_busy);
+}
+
+int PsStepGraph::add_plan(const network::CommPlan& plan) {
+  return plan.empty() ? -1 : graph_.add_plan(plan);
+}
+
+int PsStepGraph::add(int stream, char kind, double seconds, Category category, std::vector<int> deps,
+                     int plan, Category comm) {
+  Task t;
+  t.stream = stream;
+  t.stage = 0;
+  t.kind = kind;
+  t.compute_seconds = seconds;
+  t.compute_category = category;
+  t.plan = plan;
+  t.comm_category = comm;
+  t.deps = std::move(deps);
+  return graph_.add_task(std::move(t));
+}
+
+}  // namespace podsim::workload

@@ -1,0 +1,27 @@
+# What the shell tests of the podsim binary share (sourced, not run): the binary under test ($PODSIM, by
+# default build/podsim), a scratch directory $tmp removed on exit, and checks that print one "ok"/"FAIL"
+# line each and remember any failure for `finish`.
+PODSIM=${PODSIM:-build/podsim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+check() {  # check NAME CONDITION-COMMAND...
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+
+# Bad input must exit with status 2 and a message matching PATTERN (shown in full when it does not).
+expect_error() {  # expect_error NAME PATTERN ARGS...
+  local name=$1 pattern=$2; shift 2
+  $PODSIM "$@" > "$tmp/err.txt" 2>&1
+  local code=$?
+  check "$name: exit 2" test $code -eq 2
+  check "$name: message" grep -q -- "$pattern" "$tmp/err.txt"
+  [ $code -eq 2 ] && grep -q -- "$pattern" "$tmp/err.txt" || cat "$tmp/err.txt"
+}
+
+finish() {  # finish TEST-NAME: the verdict line and the exit status
+  if [ $fail -ne 0 ]; then echo "$1: some checks failed"; exit 1; fi
+  echo "$1: all checks passed"
+}

@@ -25,4 +25,12 @@ class InfeasibleConfig : public std::runtime_error {
   std::string status_;
 };
 
+// A result that breaks physics or the accounting (MFU above 100%, a lane whose categories do not add up to
+// the step, memory over capacity reported as ok, ...). It is a bug in podsim, never an answer: the CLI
+// exits with status 1 naming the invariant and the inputs; a sweep records the point as `failed`.
+class InvariantViolation : public std::logic_error {
+ public:
+  explicit InvariantViolation(const std::string& message) : std::logic_error(message) {}
+};
+
 }  // namespace podsim

@@ -7,6 +7,7 @@
 #include "podsim/core/error.hpp"
 #include "podsim/workload/gshard_builder.hpp"
 #include "podsim/workload/gshard_math.hpp"
+#include "podsim/workload/workload_model.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;
@@ -140,4 +141,68 @@ TEST(GShard, BadInputNamesTheField) {
   EXPECT_NE(e.find("topology has 64"), std::string::npos) << e;
   EXPECT_TRUE(error_of(topo, {{"model.experts", "32"}}).empty());   // each expert on 2 devices
   EXPECT_TRUE(error_of(topo, {{"model.experts", "128"}}).empty());  // 2 experts per device
+}
+
+// Issue 11: at capacity factor 0.001 model FLOPs still counted every token's top-2 experts while the
+// devices ran one token per expert per group: MFU 183.8% with HFU 34.9%.
+TEST(GShard, DroppedTokensAreNoModelFlops) {
+  auto topo = preset("tpu-v3-pod", {{"dims", "[8,8]"}});  // 128 cores
+  const double M = 1024, H = 8192, E = 128, k = 2;
+  auto full = config(topo, {{"model.experts", "128"}, {"training.batch_tokens", "1048576"}});
+  auto tiny = config(
+      topo,
+      {{"model.experts", "128"}, {"training.batch_tokens", "1048576"}, {"model.capacity_factor", "0.001"}});
+  ASSERT_EQ(tiny.expert_capacity(), 1);
+  // Per MoE layer, forward + backward: 3 x 2 x 2MH per processed token copy; tokens over capacity skip it.
+  double tokens = 1048576, groups = 128;
+  double processed_full = k * tokens, processed_tiny = groups * E * 1;
+  double moe_layers = 18;
+  EXPECT_NEAR(workload::gshard_model_flops(full) - workload::gshard_model_flops(tiny),
+              moe_layers * 3 * 2 * 2 * M * H * (processed_full - processed_tiny),
+              1e-9 * workload::gshard_model_flops(full));
+  // Hardware FLOPs include what model FLOPs count, whatever the capacity.
+  auto cm = calibration::ComputeModel(topo.device_profile, {61.5e12, 450e9, 2, 2});
+  for (const char* cf : {"0.001", "0.1", "0.5", "1", "2", "1000"}) {
+    auto w = config(
+        topo,
+        {{"model.experts", "128"}, {"training.batch_tokens", "1048576"}, {"model.capacity_factor", cf}});
+    EXPECT_LE(workload::gshard_model_flops(w),
+              workload::gshard_hardware_flops(workload::gshard_layer_costs(w, cm), w))
+        << "capacity_factor " << cf;
+    EXPECT_LE(w.expert_capacity(), static_cast<double>(w.group_tokens())) << cf;
+  }
+  // End to end through the simulator: MFU <= HFU < 100%.
+  cli::RunRequest req{source_path("topologies/tpu-v3-pod.yaml"),
+                      source_path("workloads/gshard-moe.yaml"),
+                      {"topology.dims=[8,8]", "workload.model.experts=128",
+                       "workload.training.batch_tokens=524288", "workload.model.capacity_factor=0.001"}};
+  auto r = cli::simulate(req);
+  ASSERT_TRUE(r.ok()) << r.status_detail;
+  EXPECT_LE(r.mfu(), r.hfu());
+  EXPECT_LT(r.hfu(), 1.0);
+}
+
+TEST(GShard, AbsurdCapacityFactorsAreRefused) {
+  auto topo = preset("tpu-v3-pod", {{"dims", "[4,8]"}});
+  for (const char* cf : {"1e300", "1001"}) {
+    std::string e = error_of(topo, {{"model.capacity_factor", cf}});
+    EXPECT_NE(e.find("model.capacity_factor"), std::string::npos) << cf << ": " << e;
+    EXPECT_NE(e.find("at most 1000"), std::string::npos) << cf << ": " << e;
+  }
+  EXPECT_EQ(error_of(topo, {{"model.capacity_factor", "1000"}}), "");
+  EXPECT_NE(error_of(topo, {{"model.top_k", "4294967298"}}).find("model.top_k"), std::string::npos);
+}
+
+// Issue 11: on a Cerebras cluster, MemoryX and SwarmX endpoints are device ranks that compute nothing;
+// GShard counted them ("22 of 16 x WSE-2").
+TEST(GShard, UsesOnlyComputeDevices) {
+  auto topo = preset("cerebras-cs2-cluster");
+  ASSERT_GT(topo.device_count(), topo.compute_device_count());
+  auto model = workload::load_workload_model(source_path("workloads/gshard-moe.yaml"),
+                                             {{"model.experts", "32"}}, topo);
+  EXPECT_EQ(model->devices(), topo.compute_device_count());
+  EXPECT_THROW(
+      workload::load_workload_model(source_path("workloads/gshard-moe.yaml"),
+                                    {{"parallel.devices", std::to_string(topo.device_count())}}, topo),
+      InputError);
 }

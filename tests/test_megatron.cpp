@@ -155,3 +155,90 @@ TEST(Megatron, ImpossibleParallelismIsAnInputError) {
   EXPECT_NE(message({{"parallel.schedule", "zigzag"}}).find("not one of"), std::string::npos);
   EXPECT_NE(message({{"model.layerz", "4"}}).find("unknown key 'layerz'"), std::string::npos);
 }
+
+// Issue 11: gpt3-175b.yaml says `virtual_stages: auto`; with schedule 1f1b or gpipe, auto offered 1-8
+// chunks of which only chunk 0 ran, so the step simulated 1/v of the layers (MFU 198%).
+TEST(Megatron, VirtualStagesAutoIsOneWithoutInterleaving) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "16"}});
+  for (const char* schedule : {"1f1b", "gpipe"}) {
+    auto model = load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                                     {{"parallel.schedule", schedule}}, topo);
+    for (const auto& c : model->candidates())
+      EXPECT_NE(c.find("virtual_stages=1"), std::string::npos) << schedule << ": " << c;
+    auto r = run({{"nodes", "4"}},
+                 {{"parallel.pp", "4"}, {"parallel.schedule", schedule}, {"training.micro_batch", "auto"}});
+    ASSERT_EQ(r.status, "ok") << schedule;
+    EXPECT_EQ(r.setting("virtual_stages"), "1");
+    EXPECT_LE(r.mfu(), r.hfu());
+    EXPECT_LT(r.hfu(), 1.0) << schedule;
+    // The step cannot be shorter than the busiest stage's FLOPs at peak.
+    double per_device_flops = r.plan.hardware_flops / r.devices();
+    EXPECT_GE(r.step_time(), per_device_flops / r.plan.peak_flops) << schedule;
+  }
+}
+
+TEST(Megatron, VirtualStagesAboveOneNeedTheInterleavedSchedule) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "16"}});
+  try {
+    load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                  {{"parallel.schedule", "1f1b"}, {"parallel.virtual_stages", "4"}}, topo);
+    FAIL() << "virtual_stages=4 with 1f1b was accepted";
+  } catch (const InputError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("parallel.virtual_stages"), std::string::npos) << m;
+    EXPECT_NE(m.find("interleaved"), std::string::npos) << m;
+    EXPECT_NE(m.find("virtual_stages: 1 or auto"), std::string::npos) << m;
+  }
+  // The builder itself refuses to drop layers, whoever calls it.
+  auto w = load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                         {{"parallel.schedule", "1f1b"}}, topo);
+  EXPECT_THROW(build_megatron_step(topo, w, 1, 4), std::logic_error);
+  EXPECT_THROW(describe_megatron_step(topo, w, 1, 5), std::logic_error);  // 96 layers / (8 x 5)
+}
+
+TEST(Megatron, TinyGradientBucketsAreRefusedAndNeverFewerThanLargeOnes) {
+  auto buckets = [](const char* mb) {
+    auto r = run({{"nodes", "2"}}, {{"parallel.tp", "8"},
+                                    {"parallel.pp", "1"},
+                                    {"parallel.schedule", "1f1b"},
+                                    {"parallel.dp_overlap", "true"},
+                                    {"parallel.dp_bucket_MB", mb}});
+    EXPECT_EQ(r.status, "ok");
+    int n = 0;
+    for (const auto& t : r.plan.graph.tasks) n += t.kind == 'D';
+    return n;
+  };
+  EXPECT_GE(buckets("0.001"), buckets("25"));
+  EXPECT_GE(buckets("25"), buckets("1000"));
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "16"}});
+  for (const char* bad : {"1e-6", "1e300", "0"}) {
+    try {
+      load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                    {{"parallel.dp_bucket_MB", bad}}, topo);
+      ADD_FAILURE() << "dp_bucket_MB=" << bad << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("parallel.dp_bucket_MB"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Megatron, PrecisionTheDeviceLacksNamesFieldAndValidChoices) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "16"}});
+  try {
+    load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                        {{"training.precision", "fp8"}}, topo);
+    FAIL() << "fp8 on an A100 was accepted";
+  } catch (const InputError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("training.precision"), std::string::npos) << m;
+    EXPECT_NE(m.find("A100"), std::string::npos) << m;
+    EXPECT_NE(m.find("bf16"), std::string::npos) << m;  // what would be valid
+  }
+  // Out-of-range integers are errors, not wrapped ints.
+  EXPECT_THROW(load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                             {{"parallel.zero", "4294967296"}}, topo),
+               InputError);
+  EXPECT_THROW(load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                             {{"training.micro_batch", "4294967297"}}, topo),
+               InputError);
+}

@@ -1,6 +1,9 @@
 // Memory accounting per device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/workload/megatron_builder.hpp"
@@ -75,4 +78,97 @@ TEST(Memory, ConfigThatDoesNotFitIsReportedNotSimulated) {
   EXPECT_EQ(r.status, "out_of_memory");
   EXPECT_GT(r.memory_per_device(), topo.device.hbm_bytes);
   EXPECT_NE(r.status_detail.find("GiB"), std::string::npos);
+}
+
+namespace {
+
+double peak_total(const std::vector<MemoryBreakdown>& stages) {
+  double peak = 0;
+  for (const auto& m : stages) peak = std::max(peak, m.total());
+  return peak;
+}
+
+std::vector<MemoryBreakdown> memory_of(const topology::Topology& topo, const WorkloadConfig& w, int mb) {
+  int v = w.parallel.virtual_stages_auto ? 1 : w.parallel.virtual_stages;
+  int m = static_cast<int>(w.training.global_batch / w.parallel.dp / mb);
+  auto programs =
+      build_schedule(w.parallel.pp == 1 ? Schedule::none : w.parallel.schedule, w.parallel.pp, m, v);
+  return stage_memory(w, mb, v, peak_in_flight(programs), topo.device_profile);
+}
+
+}  // namespace
+
+// Issue 11: the ZeRO-3 buffer was twice the whole stage (651 GiB for GPT-3 175B at dp 384), so ZeRO-3
+// needed more memory than ZeRO-2 in every case tried.
+TEST(Memory, ZeroStagesNeverIncreaseMemory) {
+  struct Case {
+    const char *nodes, *tp, *pp, *recompute, *mb;
+  };
+  for (Case c : {Case{"48", "1", "1", "full", "1"}, Case{"16", "8", "1", "selective", "2"},
+                 Case{"2", "8", "1", "none", "1"}, Case{"4", "4", "1", "full", "4"},
+                 Case{"1", "8", "1", "full", "1"}}) {
+    auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", c.nodes}});
+    double previous = std::numeric_limits<double>::infinity();
+    for (const char* zero : {"0", "1", "2", "3"}) {
+      auto w = gpt3(topo, {{"parallel.tp", c.tp},
+                           {"parallel.pp", c.pp},
+                           {"parallel.schedule", "1f1b"},
+                           {"parallel.zero", zero},
+                           {"training.recompute", c.recompute},
+                           {"training.micro_batch", c.mb}});
+      auto mem = memory_of(topo, w, std::stoi(c.mb));
+      double total = peak_total(mem);
+      EXPECT_LE(total, previous * (1 + 1e-12)) << "nodes " << c.nodes << " tp " << c.tp << " zero " << zero;
+      previous = total;
+      // Sharded weights plus the gathered working set never exceed the unsharded weights.
+      double eb = 2;  // fp16
+      EXPECT_LE(mem[0].weights + mem[0].buffers - 2 * 2 * 2048.0 * std::stoi(c.mb) * 12288 * eb,
+                stage_params(w, 0) * eb * (1 + 1e-12));
+    }
+  }
+  // GPT-3 175B, ZeRO-3, tp 1, pp 1 on 384 A100s: the gathered weights are two layers (2 x 1.8 B
+  // parameters x 2 bytes = 7.3 GB), not the whole model twice (651 GiB).
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "48"}});
+  auto w = gpt3(
+      topo,
+      {{"parallel.tp", "1"}, {"parallel.pp", "1"}, {"parallel.schedule", "1f1b"}, {"parallel.zero", "3"}});
+  ASSERT_EQ(w.parallel.dp, 384);
+  auto mem = memory_of(topo, w, 1);
+  double gathered = 2 * layer_params(w.model) * (1 - 1.0 / 384) * 2;
+  EXPECT_NEAR(mem[0].buffers, 2 * 2 * 2048.0 * 12288 * 2 + gathered, 1);
+  EXPECT_LT(mem[0].buffers, 10.0 * (1 << 30));
+  EXPECT_LT(mem[0].total(), topo.device.hbm_bytes);
+}
+
+// Issue 11: full recomputation reported more memory than selective in 17 of 120 random configurations,
+// because the layer being recomputed was counted with all its activations on top of its checkpoint.
+TEST(Memory, FullRecomputeNeverNeedsMoreThanSelectiveNorSelectiveThanNone) {
+  struct Case {
+    const char *layers, *tp, *pp, *sp, *mb, *schedule;
+  };
+  for (Case c :
+       {Case{"8", "8", "8", "false", "1", "1f1b"}, Case{"8", "8", "8", "true", "4", "1f1b"},
+        Case{"16", "1", "16", "false", "1", "gpipe"}, Case{"8", "2", "1", "false", "2", "1f1b"},
+        Case{"96", "8", "8", "false", "1", "interleaved"}, Case{"4", "4", "4", "true", "8", "1f1b"}}) {
+    auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "16"}});
+    std::vector<double> totals;
+    for (const char* recompute : {"full", "selective", "none"}) {
+      auto w = gpt3(topo, {{"model.layers", c.layers},
+                           {"parallel.tp", c.tp},
+                           {"parallel.pp", c.pp},
+                           {"parallel.schedule", c.schedule},
+                           {"parallel.virtual_stages", std::string(c.schedule) == "interleaved" ? "2" : "1"},
+                           {"parallel.sequence_parallel", c.sp},
+                           {"training.recompute", recompute},
+                           {"training.micro_batch", c.mb}});
+      auto mem = memory_of(topo, w, std::stoi(c.mb));
+      totals.push_back(peak_total(mem));
+      double stored = layer_activation_bytes(w, std::stoi(c.mb), w.training.recompute);
+      EXPECT_DOUBLE_EQ(recompute_working_bytes(w, std::stoi(c.mb), w.training.recompute) + stored,
+                       layer_activation_bytes(w, std::stoi(c.mb), Recompute::none));
+    }
+    std::string what = std::string("layers ") + c.layers + " tp " + c.tp + " pp " + c.pp + " sp " + c.sp;
+    EXPECT_LE(totals[0], totals[1]) << what;
+    EXPECT_LE(totals[1], totals[2]) << what;
+  }
 }

@@ -368,6 +368,20 @@ TEST(ParameterServer, BadInputNamesTheField) {
   e = error_of(gpu, {{"model.embedding.dimension", "0"}});
   EXPECT_NE(e.find("model.embedding.dimension"), std::string::npos) << e;
   EXPECT_NE(e.find("at least 1"), std::string::npos) << e;
+  // Issue 11: sizes narrowed to int wrapped around (dimension 1e9); they have ranges now.
+  e = error_of(gpu, {{"model.embedding.dimension", "1e9"}});
+  EXPECT_NE(e.find("model.embedding.dimension"), std::string::npos) << e;
+  EXPECT_NE(e.find("at most 65536"), std::string::npos) << e;
+  e = error_of(gpu, {{"model.embedding.dimension", "65536"}, {"model.slots", "65536"}});
+  EXPECT_NE(e.find("model.slots"), std::string::npos) << e;
+  EXPECT_NE(e.find("MLP input"), std::string::npos) << e;
+  e = error_of(gpu, {{"training.batch_per_gpu", "4294967296"}});
+  EXPECT_NE(e.find("training.batch_per_gpu"), std::string::npos) << e;
+  e = error_of(gpu, {{"model.mlp_hidden", "[1e12]"}});
+  EXPECT_NE(e.find("model.mlp_hidden"), std::string::npos) << e;
+  e = error_of(gpu, {{"training.precision", "bf16"}});
+  EXPECT_NE(e.find("training.precision"), std::string::npos) << e;  // a V100 has no bf16 peak
+  EXPECT_NE(e.find("fp16"), std::string::npos) << e;
   e = error_of(gpu, {{"model.embedding.features", "1.5"}});
   EXPECT_NE(e.find("model.embedding.features"), std::string::npos) << e;
   e = error_of(gpu, {{"model.nonzeros_per_example", "10"}});

@@ -113,3 +113,19 @@ TEST(Schedule, InterleavingShrinksTheBubbleByTheNumberOfChunks) {
     EXPECT_NEAR(makespan, (8 + 3.0 / v) * 3.0, 1e-9) << "v=" << v;
   }
 }
+
+TEST(Schedule, ChunksNeedTheInterleavedSchedule) {
+  // gpipe and 1f1b run chunk 0 only: chunks > 1 would drop the other chunks' layers (issue 11).
+  EXPECT_THROW(build_schedule(Schedule::one_f_one_b, 4, 8, 2), std::invalid_argument);
+  EXPECT_THROW(build_schedule(Schedule::gpipe, 4, 8, 4), std::invalid_argument);
+  EXPECT_THROW(build_schedule(Schedule::interleaved, 1, 8, 2), std::invalid_argument);
+  // Every chunk of the interleaved schedule is run forward and backward m times on every stage.
+  auto programs = build_schedule(Schedule::interleaved, 4, 8, 4);
+  for (const auto& prog : programs) {
+    std::map<int, int> per_chunk;
+    for (const auto& step : prog)
+      if (step.compute) per_chunk[step.chunk]++;
+    EXPECT_EQ(per_chunk.size(), 4u);
+    for (const auto& [chunk, n] : per_chunk) EXPECT_EQ(n, 2 * 8) << "chunk " << chunk;
+  }
+}

@@ -291,3 +291,47 @@ TEST(LayerPipelined, SmallModelRunsOnOneWaferAndReportsItsPlacement) {
   EXPECT_EQ(big.status, "out_of_memory");
   EXPECT_NE(big.status_detail.find("weight_streaming"), std::string::npos);
 }
+
+// Issue 11: execution_mode auto took layer-pipelined whenever the model fit on the wafer, and tried only
+// its three largest micro-batches, so auto could be 1.84x slower than weight streaming and a doubled batch
+// could halve the step time. auto is now the fastest of both modes' candidates.
+TEST(CerebrasAuto, PicksTheFasterModeAndStepTimeGrowsWithTheBatch) {
+  auto topo = cluster(16);
+  double previous = 0;
+  for (const char* gb : {"128", "256", "384", "512"}) {
+    auto best = run(topo, "gpt2-small.yaml", {{"training.global_batch", gb}});
+    auto lp = run(topo, "gpt2-small.yaml",
+                  {{"training.global_batch", gb}, {"training.execution_mode", "layer_pipelined"}});
+    auto ws = run(topo, "gpt2-small.yaml",
+                  {{"training.global_batch", gb}, {"training.execution_mode", "weight_streaming"}});
+    ASSERT_EQ(best.status, "ok") << gb;
+    ASSERT_EQ(lp.status, "ok") << gb;
+    ASSERT_EQ(ws.status, "ok") << gb;
+    EXPECT_LE(best.step_time(), std::min(lp.step_time(), ws.step_time()) * (1 + 1e-9)) << gb;
+    EXPECT_GE(best.step_time(), previous) << "global_batch " << gb;
+    previous = best.step_time();
+    EXPECT_LE(best.mfu(), best.hfu());
+    EXPECT_LT(best.hfu(), 1.0);
+  }
+}
+
+// Issue 11: with full recomputation the layer being recomputed was counted whole on top of its
+// checkpoint, so full could need more memory than selective.
+TEST(WeightStreaming, FullRecomputeNeverNeedsMoreSramThanSelective) {
+  auto topo = cluster(1);
+  for (const char* mb : {"1", "4", "16"}) {
+    std::vector<double> totals;
+    for (const char* recompute : {"full", "selective", "none"}) {
+      auto model = load_workload_model(podsim::testing::source_path("workloads/gpt3-xl.yaml"),
+                                       {{"model.layers", "2"},
+                                        {"training.global_batch", "16"},
+                                        {"training.recompute", recompute},
+                                        {"training.micro_batch", mb},
+                                        {"training.execution_mode", "weight_streaming"}},
+                                       topo);
+      totals.push_back(model->describe_infeasible(0).memory.front().total());
+    }
+    EXPECT_LE(totals[0], totals[1]) << "micro_batch " << mb;
+    EXPECT_LE(totals[1], totals[2]) << "micro_batch " << mb;
+  }
+}

@@ -5,6 +5,7 @@
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/topology/wafer_cluster.hpp"
+#include "podsim/workload/bounded_reads.hpp"
 #include "podsim/workload/transformer_math.hpp"
 
 namespace podsim::workload {
@@ -86,23 +87,15 @@ CerebrasWorkload read_cerebras_workload(const ConfigNode& root, const topology::
   w.training.global_batch = train.positive_integer("global_batch");
   // The micro-batch (gradient accumulation) is the Cerebras runtime's choice unless given on the command
   // line: a number in the file is the GPU plan's micro-batch, noted and not applied.
-  long long mb = train.positive_integer_or_auto("micro_batch", 0);
+  int mb = int_in_or_auto(train, "micro_batch", 1, 1 << 30, 0);
   if (mb != 0 && !from_command_line(train, "micro_batch")) {
     out.ignored_parallel.push_back(fmt::format("training.micro_batch={}", mb));
     mb = 0;
   }
   w.training.micro_batch_auto = mb == 0;
-  w.training.micro_batch = static_cast<int>(mb);
+  w.training.micro_batch = mb;
   w.training.precision = read_precision(train);
-  if (!topo.device.peak_flops.count(w.training.precision))
-    train.fail("precision", fmt::format("the {} has no {} peak in {}; valid: {}", topo.device.name,
-                                        topology::to_string(w.training.precision), topo.source_file, [&] {
-                                          std::string s;
-                                          for (const auto& [p, _] : topo.device.peak_flops)
-                                            s +=
-                                                (s.empty() ? "" : ", ") + std::string(topology::to_string(p));
-                                          return s;
-                                        }()));
+  check_precision_on_device(train, w.training.precision, topo.device, topo.source_file);
   w.training.recompute = read_recompute(train);
   w.training.grad_reduce_bytes = read_grad_reduce_bytes(train, w.training.precision);
   read_grad_accumulation(train);  // checked, not applied: GPU-only, MemoryX accumulates

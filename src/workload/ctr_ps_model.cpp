@@ -7,6 +7,7 @@
 #include "podsim/workload/cpu_ps_builder.hpp"
 #include "podsim/workload/ctr_config.hpp"
 #include "podsim/workload/hierarchical_ps_builder.hpp"
+#include "podsim/workload/workload_config.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -43,7 +44,7 @@ class CtrPsModel final : public WorkloadModel {
 
   std::string name() const override { return w_.name; }
   std::string kind() const override { return "ctr_sparse_ps"; }
-  int devices() const override { return topo_.device_count(); }
+  int devices() const override { return topo_.compute_device_count(); }
   std::vector<std::string> candidates() const override {
     std::vector<std::string> out;
     for (int m : settings_) out.push_back(fmt::format("minibatches_per_batch={}", m));
@@ -75,6 +76,7 @@ std::unique_ptr<WorkloadModel> make_ctr_ps_model(const ConfigNode& root, const s
         fmt::format("{}: kind ctr_sparse_ps runs on a gpu_cluster (hierarchical GPU parameter "
                     "server) or a cpu_cluster (in-memory CPU parameter server), not on a {} ({})",
                     file, topo.kind, topo.source_file));
+  check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
   if (topo.kind == "gpu_cluster") {
     const auto& h = topo.host;
     if (!h.has_memory() || !h.has_ssd() || h.pcie_bandwidth <= 0)

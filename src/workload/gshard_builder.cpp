@@ -5,12 +5,14 @@
 #include <optional>
 
 #include "podsim/calibration/compute_model.hpp"
+#include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/network/all_to_all.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/topology/torus.hpp"
 #include "podsim/workload/gshard_math.hpp"
+#include "podsim/workload/workload_config.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -268,7 +270,9 @@ StepPlan describe_gshard_step(const topology::Topology& topo, const GShardConfig
 
 std::unique_ptr<WorkloadModel> make_gshard_model(const ConfigNode& root, const std::string& file,
                                                  const topology::Topology& topo) {
-  GShardConfig w = read_gshard_workload(root, topo.device_count());
+  // Compute devices only: a wafer cluster's MemoryX and SwarmX endpoints are ranks too, but run nothing.
+  GShardConfig w = read_gshard_workload(root, topo.compute_device_count());
+  check_precision_on_device(root.child("training"), w.precision, topo.device, topo.source_file);
   w.file = file;
   return std::make_unique<GShardModel>(std::move(w), topo);
 }

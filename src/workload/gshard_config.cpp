@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/workload/bounded_reads.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -29,8 +31,12 @@ std::string valid_experts(int devices) {
 
 }  // namespace
 
+constexpr double kMaxCapacityFactor = 1000;
+
 double GShardConfig::expert_capacity() const {
-  return std::max(1.0, std::ceil(capacity_factor * top_k * static_cast<double>(group_tokens()) / experts));
+  // An expert never receives more than every token of the group (top_k picks distinct experts).
+  double group = static_cast<double>(group_tokens());
+  return std::clamp(std::ceil(capacity_factor * top_k * group / experts), 1.0, group);
 }
 
 GShardConfig read_gshard_workload(const ConfigNode& root, int topology_devices) {
@@ -45,20 +51,22 @@ GShardConfig read_gshard_workload(const ConfigNode& root, int topology_devices) 
   w.seq_len = model.positive_integer("seq_len");
   w.vocab = model.positive_integer("vocab");
   w.experts = model.positive_integer("experts");
-  w.top_k = static_cast<int>(model.positive_integer_or("top_k", 2));
+  w.top_k = int_in_or(model, "top_k", 1, 1 << 20, 2);
   w.capacity_factor = model.number_or("capacity_factor", 1.0);
-  if (!(w.capacity_factor > 0))
+  // Above experts / top_k the capacity is already the whole group (expert_capacity clamps it there);
+  // the upper bound only keeps absurd values (1e300) from reaching the arithmetic.
+  if (!(w.capacity_factor > 0) || !(w.capacity_factor <= kMaxCapacityFactor))
     model.fail(
         "capacity_factor",
-        fmt::format("must be more than 0, got {} (expert capacity = capacity_factor x top_k x group tokens "
-                    "/ experts; GShard uses 1.0, Switch Transformer 1.0-2.0)",
-                    w.capacity_factor));
-  w.moe_every = static_cast<int>(model.positive_integer_or("moe_every", 2));
+        fmt::format("must be more than 0 and at most {:g}, got {} (expert capacity = capacity_factor x "
+                    "top_k x group tokens / experts; GShard uses 1.0, Switch Transformer 1.0-2.0)",
+                    kMaxCapacityFactor, w.capacity_factor));
+  w.moe_every = int_in_or(model, "moe_every", 1, 1 << 20, 2);
   w.group_size = model.positive_integer_or_auto("group_size", 0);
   model.reject_unknown_keys();
 
   ConfigNode par = root.child("parallel");
-  w.devices = static_cast<int>(par.positive_integer_or_auto("devices", 0));
+  w.devices = int_in_or_auto(par, "devices", 1, 1 << 30, 0);
   par.reject_unknown_keys();
 
   ConfigNode train = root.child("training");

@@ -169,8 +169,14 @@ double gshard_model_flops(const GShardConfig& w) {
   double attention = 2 * tokens * 4 * M * M + 2 * 2 * tokens * s * M;  // projections + scores + values
   double Lh = static_cast<double>(w.layers_per_stack()), moe = static_cast<double>(w.moe_layers());
   double dense_ffn = 2 * tokens * 2 * M * H;
+  // Expert FFNs count only the token copies that experts process: top_k per token, but at most the
+  // capacity of every expert in every group; tokens over capacity are dropped (they skip the MoE
+  // sublayer through the residual), and counting them made MFU exceed HFU at small capacity factors.
+  double groups = static_cast<double>(w.devices) * x.g;
+  double routed = std::min(w.top_k * tokens, groups * x.E * x.C);
+  double experts = 2 * routed * 2 * M * H;
   double forward = Lh * attention + Lh * 2 * attention + (2 * Lh - moe) * dense_ffn +
-                   moe * (2 * tokens * M * x.E + w.top_k * dense_ffn) + 2 * tokens * x.V * M;
+                   moe * (2 * tokens * M * x.E + experts) + 2 * tokens * x.V * M;
   return 3 * forward;
 }
 

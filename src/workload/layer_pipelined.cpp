@@ -38,8 +38,7 @@ std::vector<Block> model_blocks(const WorkloadConfig& w, int mb) {
   // Tied word embedding: the first and the last region each hold a copy (as Megatron's first and last
   // pipeline stages do).
   blocks.push_back({BlockKind::embedding, "embedding", embedding_params(m), sbh, 0});
-  double working =
-      w.training.recompute == Recompute::full ? layer_activation_bytes(w, mb, Recompute::none) : 0;
+  double working = recompute_working_bytes(w, mb, w.training.recompute);
   for (long long l = 0; l < m.layers; ++l)
     blocks.push_back({BlockKind::layer, fmt::format("layer {}", l + 1), layer_params(m),
                       layer_activation_bytes(w, mb, w.training.recompute), working});

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "podsim/calibration/compute_model.hpp"
+#include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/workload/pipeline_assembly.hpp"
@@ -34,6 +35,14 @@ class Builder {
     layout_ = ParallelLayout{w.parallel.tp, w.parallel.pp, w.parallel.dp};
     p_ = w.parallel.pp;
     m_ = static_cast<int>(w.training.global_batch / (static_cast<long long>(w.parallel.dp) * micro_batch));
+    // Every layer is simulated: the stages' chunks hold all of them, and only the interleaved schedule
+    // runs more than one chunk per stage (build_schedule refuses chunks otherwise).
+    if (v_ < 1 || w.model.layers % (static_cast<long long>(p_) * v_))
+      throw std::logic_error(fmt::format("megatron builder: {} layers do not split into pp {} x {} chunks",
+                                         w.model.layers, p_, v_));
+    if (v_ > 1 && (p_ == 1 || w.parallel.schedule != Schedule::interleaved))
+      throw std::logic_error(fmt::format("megatron builder: {} virtual stages with schedule {} (pp {})", v_,
+                                         to_string(w.parallel.schedule), p_));
     layers_per_chunk_ = static_cast<int>(w.model.layers / (p_ * v_));
     // TP ranks whose traffic shares rank 0's NIC (one on a DGX A100, two on a DGX-2H) are not folded.
     for (int peer : topo.rail_peers(layout_.device(0, 0, 0)))
@@ -298,8 +307,10 @@ class Builder {
     // gradient bucket; each bucket's reduction starts when its piece is done (buckets fill from the last
     // layer to the first, as in PyTorch DDP and Megatron's overlapped reduction).
     double grads = chunk_params(s, step.chunk) * w_.training.grad_reduce_bytes;
-    int buckets = std::max(1, static_cast<int>(std::ceil(grads / w_.parallel.dp_bucket_bytes)));
-    buckets = std::min(buckets, 64);  // finer buckets change nothing visible but cost simulation time
+    // Clamped as a double before the cast: a tiny bucket size must not overflow the count. Finer than 64
+    // buckets changes nothing visible but costs simulation time.
+    double wanted = std::ceil(grads / w_.parallel.dp_bucket_bytes);
+    int buckets = static_cast<int>(std::clamp(wanted, 1.0, 64.0));
     int piece_plan = work.plan >= 0 ? g_.add_plan(network::scaled(g_.plans[work.plan], 1.0 / buckets)) : -1;
     int bucket_plan = dp_plan(s, grads / buckets);
     for (int b = 0; b < buckets; ++b) {
@@ -495,7 +506,8 @@ class MegatronModel final : public WorkloadModel {
 
 std::unique_ptr<WorkloadModel> make_megatron_model(const ConfigNode& root, const std::string& file,
                                                    const topology::Topology& topo) {
-  WorkloadConfig w = read_transformer_workload(root, topo.device_count(), topo.devices_per_node);
+  WorkloadConfig w = read_transformer_workload(root, topo.compute_device_count(), topo.devices_per_node);
+  check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
   w.kind = "transformer_lm";
   w.file = file;
   return std::make_unique<MegatronModel>(std::move(w), topo);

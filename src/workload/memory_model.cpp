@@ -1,5 +1,8 @@
 #include "podsim/workload/memory_model.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "podsim/workload/layer_ops.hpp"
 #include "podsim/workload/transformer_math.hpp"
 
@@ -34,16 +37,41 @@ double layer_activation_bytes(const WorkloadConfig& w, int micro_batch, Recomput
   }
 }
 
+double recompute_working_bytes(const WorkloadConfig& w, int micro_batch, Recompute recompute) {
+  // The layer whose backward runs holds all its activations; what it stored is already counted, the
+  // rest (all of it but the input checkpoint with full recomputation, the attention core with selective)
+  // is rebuilt now and held once. Counting the whole layer here (as podsim did) made full recomputation
+  // need more memory than selective when a stage holds few layers.
+  return layer_activation_bytes(w, micro_batch, Recompute::none) -
+         layer_activation_bytes(w, micro_batch, recompute);
+}
+
+double zero3_gathered_params(const WorkloadConfig& w, int stage) {
+  // FSDP wraps each transformer block as one unit and keeps at most two gathered at a time: the one
+  // computing and the next, prefetched (forward_prefetch / BACKWARD_PRE). DeepSpeed ZeRO-3 similarly
+  // bounds live gathered parameters by stage3_prefetch_bucket_size / stage3_max_live_parameters, a few
+  // layers' worth. The largest unit of a stage is a layer or, on the first and last stage, the word
+  // embedding; never more than the stage itself.
+  constexpr double kLiveUnits = 2;
+  const auto& m = w.model;
+  double largest = layer_params(m) / w.parallel.tp;
+  bool has_embedding = stage == 0 || stage == w.parallel.pp - 1;
+  if (has_embedding) largest = std::max(largest, static_cast<double>(m.vocab) * m.hidden / w.parallel.tp);
+  return std::min(kLiveUnits * largest, stage_params(w, stage));
+}
+
 std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_batch, int virtual_stages,
                                           const std::vector<int>& peak_in_flight,
                                           const calibration::DeviceProfile& profile) {
   const auto& p = w.parallel;
   double eb = element_bytes(w.training.precision);
   double dp = p.dp;
-  int layers_per_chunk = static_cast<int>(w.model.layers / (p.pp * virtual_stages));
+  long long chunks = static_cast<long long>(p.pp) * virtual_stages;
+  if (virtual_stages < 1 || w.model.layers % chunks)
+    throw std::logic_error("stage_memory: the layers do not split evenly into pp x virtual_stages chunks");
+  double layers_per_chunk = static_cast<double>(w.model.layers / chunks);
   double stored = layer_activation_bytes(w, micro_batch, w.training.recompute);
-  double working =
-      w.training.recompute == Recompute::full ? layer_activation_bytes(w, micro_batch, Recompute::none) : 0;
+  double working = recompute_working_bytes(w, micro_batch, w.training.recompute);
   double sbh = static_cast<double>(w.model.seq_len) * micro_batch * w.model.hidden;
   std::vector<MemoryBreakdown> out;
   for (int s = 0; s < p.pp; ++s) {
@@ -60,8 +88,9 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
       mb.activations +=
           static_cast<double>(w.model.seq_len) * micro_batch * w.model.vocab / p.tp * (eb + 4 + 4);
     mb.buffers = 2 * 2 * sbh * eb;  // p2p send and receive buffers, both directions
-    if (p.zero >= 3)
-      mb.buffers += 2 * params / (w.model.layers / p.pp) * layers_per_chunk * eb;  // gathered chunk
+    // ZeRO-3: the other ranks' shards of the units being computed are gathered in; the local shard is
+    // already in `weights`, so weights + buffer never exceed the unsharded weights.
+    if (p.zero >= 3) mb.buffers += zero3_gathered_params(w, s) * (1 - 1 / dp) * eb;
     mb.framework = profile.framework_memory_bytes;
     out.push_back(mb);
   }

@@ -147,6 +147,10 @@ StageProgram interleaved(int r, int p, int m, int v) {
 std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks) {
   if (stages < 1 || microbatches < 1 || chunks < 1)
     throw std::invalid_argument("schedule needs positive sizes");
+  // Only the interleaved schedule runs chunks other than 0: a stage split into chunks under any other
+  // schedule would silently simulate 1/chunks of its layers.
+  if (chunks > 1 && (stages == 1 || schedule != Schedule::interleaved))
+    throw std::invalid_argument("model chunks (virtual stages) need the interleaved schedule and pp > 1");
   std::vector<StageProgram> programs;
   if (stages == 1) {
     programs.push_back(no_pipeline(microbatches));

@@ -287,8 +287,8 @@ MemoryBreakdown weight_streaming_wafer_memory(const topology::Topology& topo, co
   double sbh = static_cast<double>(micro_batch) * m.seq_len * m.hidden;
   MemoryBreakdown mem;
   mem.activations = m.layers * layer_activation_bytes(w, micro_batch, w.training.recompute) + sbh;
-  if (w.training.recompute == Recompute::full)  // the layer being recomputed keeps all its activations
-    mem.activations += layer_activation_bytes(w, micro_batch, Recompute::none);
+  // The layer in backward holds the rest of its activations, rebuilt by recomputation.
+  mem.activations += recompute_working_bytes(w, micro_batch, w.training.recompute);
   mem.activations +=
       static_cast<double>(micro_batch) * m.seq_len * m.vocab * (e + 4 + 4);  // logits, fp32 loss
   double largest = std::max(layer_params(m), head_params(m));

@@ -6,6 +6,7 @@
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/workload/bounded_reads.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -71,6 +72,16 @@ topology::Precision read_precision(const ConfigNode& train) {
   }
 }
 
+void check_precision_on_device(const ConfigNode& train, topology::Precision precision,
+                               const topology::DeviceSpec& device, const std::string& topology_file) {
+  if (device.peak_flops.count(precision)) return;
+  std::string valid;
+  for (const auto& [p, _] : device.peak_flops)
+    valid += (valid.empty() ? "" : ", ") + std::string(topology::to_string(p));
+  train.fail("precision", fmt::format("the {} has no {} peak (peak_tflops in {}); valid on this device: {}",
+                                      device.name, topology::to_string(precision), topology_file, valid));
+}
+
 Recompute read_recompute(const ConfigNode& train) {
   std::string recompute = train.choice_or("recompute", {"none", "selective", "full"}, "none");
   return recompute == "full"        ? Recompute::full
@@ -98,30 +109,37 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   ConfigNode par = root.child("parallel");
   w.parallel.tp = static_cast<int>(par.integer_in_or("tp", 1, 1 << 20, 1));
   w.parallel.pp = static_cast<int>(par.integer_in_or("pp", 1, 1 << 20, 1));
-  w.parallel.dp = static_cast<int>(par.positive_integer_or_auto("dp", 0));
+  w.parallel.dp = int_in_or_auto(par, "dp", 1, 1 << 30, 0);
   std::string schedule = par.choice_or("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b");
   w.parallel.schedule = schedule == "gpipe"         ? Schedule::gpipe
                         : schedule == "interleaved" ? Schedule::interleaved
                                                     : Schedule::one_f_one_b;
-  long long v =
-      par.positive_integer_or_auto("virtual_stages", w.parallel.schedule == Schedule::interleaved ? 0 : 1);
+  // Virtual stages are model chunks of the interleaved schedule only: `auto` means 1 for gpipe and 1f1b,
+  // which run one chunk per stage (an explicit value above 1 with them fails in validation).
+  bool interleaved = w.parallel.schedule == Schedule::interleaved;
+  int v = int_in_or_auto(par, "virtual_stages", 1, 1 << 20, interleaved ? 0 : 1);
+  if (v == 0 && !interleaved) v = 1;
   w.parallel.virtual_stages_auto = v == 0;
-  w.parallel.virtual_stages = static_cast<int>(v);
+  w.parallel.virtual_stages = v;
   w.parallel.sequence_parallel = par.boolean_or("sequence_parallel", false);
-  w.parallel.zero = static_cast<int>(par.integer_or("zero", 0));
-  if (w.parallel.zero < 0 || w.parallel.zero > 3)
-    par.fail("zero", fmt::format("ZeRO stage must be 0, 1, 2 or 3, got {}", w.parallel.zero));
+  long long zero = par.integer_or("zero", 0);
+  if (zero < 0 || zero > 3) par.fail("zero", fmt::format("ZeRO stage must be 0, 1, 2 or 3, got {}", zero));
+  w.parallel.zero = static_cast<int>(zero);
   w.parallel.scatter_gather = par.boolean_or("scatter_gather", true);
   w.parallel.dp_overlap = par.boolean_or("dp_overlap", true);
-  w.parallel.dp_bucket_bytes = par.positive_or("dp_bucket_MB", 25) * 1e6;
+  w.parallel.dp_bucket_bytes =
+      number_in_or(par, "dp_bucket_MB", 0.001, 1e5, 25,
+                   "the gradient bucket of the overlapped data-parallel reduction, in MB (PyTorch DDP "
+                   "uses 25, Megatron-LM 40)") *
+      1e6;
   w.parallel.dp_algorithm = par.choice_or("dp_algorithm", {"ring", "tree", "hierarchical"}, "ring");
   par.reject_unknown_keys();
 
   ConfigNode train = root.child("training");
   w.training.global_batch = train.positive_integer("global_batch");
-  long long mb = train.positive_integer_or_auto("micro_batch", 1);
+  int mb = int_in_or_auto(train, "micro_batch", 1, 1 << 30, 1);
   w.training.micro_batch_auto = mb == 0;
-  w.training.micro_batch = static_cast<int>(mb);
+  w.training.micro_batch = mb;
   w.training.precision = read_precision(train);
   w.training.recompute = read_recompute(train);
   w.training.grad_reduce_bytes = read_grad_reduce_bytes(train, w.training.precision);
@@ -177,7 +195,11 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
              fmt::format("pp={} stages for {} layers: every stage needs at least one layer", p.pp, m.layers));
   int v = p.virtual_stages_auto ? 1 : p.virtual_stages;
   if (p.schedule != Schedule::interleaved && v != 1)
-    par.fail("virtual_stages", fmt::format("virtual_stages={} needs schedule: interleaved", v));
+    par.fail("virtual_stages",
+             fmt::format("virtual_stages={} splits each stage into model chunks, which only the interleaved "
+                         "schedule runs; with schedule {} use virtual_stages: 1 or auto (= 1), or set "
+                         "schedule: interleaved",
+                         v, to_string(p.schedule)));
   if (p.schedule == Schedule::interleaved && p.pp == 1)
     par.fail("schedule", "the interleaved schedule needs pp > 1");
   if (m.layers % (static_cast<long long>(p.pp) * v))

@@ -13,7 +13,8 @@ WorkloadConfig load_workload(const std::string& path, const Overrides& overrides
   for (const auto& [key, value] : overrides)
     root.apply_override(key, value, fmt::format("--set workload.{}={}", key, value));
   root.choice("kind", {"transformer_lm"});
-  WorkloadConfig w = read_transformer_workload(root, topo.device_count(), topo.devices_per_node);
+  WorkloadConfig w = read_transformer_workload(root, topo.compute_device_count(), topo.devices_per_node);
+  check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
   w.kind = "transformer_lm";
   w.file = path;
   root.reject_unknown_keys();
@@ -30,11 +31,12 @@ std::vector<std::pair<int, int>> candidate_settings(const WorkloadConfig& w) {
     micro_batches.push_back(w.training.micro_batch);
   }
   long long layers_per_stage = w.model.layers / w.parallel.pp;
-  if (w.parallel.virtual_stages_auto) {
+  // Only the interleaved schedule has model chunks; the reader resolves `auto` to 1 for the others.
+  if (w.parallel.virtual_stages_auto && w.parallel.schedule == Schedule::interleaved) {
     for (int v = 1; v <= 8 && v <= layers_per_stage; ++v)
       if (layers_per_stage % v == 0) virtual_stages.push_back(v);
   } else {
-    virtual_stages.push_back(w.parallel.virtual_stages);
+    virtual_stages.push_back(w.parallel.virtual_stages_auto ? 1 : w.parallel.virtual_stages);
   }
   std::vector<std::pair<int, int>> out;
   for (int b : micro_batches)

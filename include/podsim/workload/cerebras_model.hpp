@@ -1,6 +1,7 @@
-// The transformer_lm workload on a Cerebras wafer cluster (topology kind wafer_cluster): chooses the
-// execution mode (training.execution_mode; auto = layer-pipelined when the model fits on one wafer, else
-// weight streaming) and the micro-batches worth simulating.
+// The transformer_lm workload on a Cerebras wafer cluster (topology kind wafer_cluster): the execution
+// mode (training.execution_mode) and the micro-batches worth simulating. auto offers the candidates of both
+// modes that fit (layer-pipelined only when the model fits on one wafer) and the simulation keeps the
+// fastest per sample.
 #pragma once
 
 #include <memory>

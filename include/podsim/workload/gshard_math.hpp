@@ -39,7 +39,8 @@ struct GShardLayerCosts {
 GShardLayerCosts gshard_layer_costs(const GShardConfig& w, const calibration::ComputeModel& cm);
 
 // FLOPs of one step summed over all devices. Model FLOPs count the matmuls a dense implementation of the
-// model needs (top_k experts per token, no capacity padding, no dispatch/combine einsums) x 3 (forward +
+// model needs (top_k experts per token that fit in the experts' capacity: dropped tokens are no useful
+// work; no capacity padding, no dispatch/combine einsums) x 3 (forward +
 // backward); hardware FLOPs count what the devices execute (padding, one-hot einsums, recomputation).
 double gshard_model_flops(const GShardConfig& w);
 double gshard_hardware_flops(const GShardLayerCosts& c, const GShardConfig& w);

@@ -77,6 +77,10 @@ ModelConfig read_model_section(const ConfigNode& model, const std::string& name)
 // element for a run at `precision`) and training.grad_accumulation.
 topology::Precision read_precision(const ConfigNode& train);
 Recompute read_recompute(const ConfigNode& train);
+// InputError at training.precision (file:line, the device, the precisions it has) when `device` has no
+// peak for `precision`, so that `fp8` on an A100 is reported where it was written.
+void check_precision_on_device(const ConfigNode& train, topology::Precision precision,
+                               const topology::DeviceSpec& device, const std::string& topology_file);
 double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision);
 GradAccumulation read_grad_accumulation(const ConfigNode& train);
 

@@ -256,6 +256,7 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options, const Po
         fmt::format("{}: results from an earlier sweep are there; use --resume to continue it or another "
                     "--out directory",
                     options.out));
+  remove_stale_scratch(stem);
   std::vector<const Point*> points;
   for (const auto& p : study.points)
     if (p.index % options.shards == options.shard) points.push_back(&p);
@@ -273,7 +274,6 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options, const Po
     if (auto it = previous.rows.find(p->id); it != previous.rows.end()) kept += row_line(it->second);
   report::atomic_write(partial, kept);
   fs::remove(final_file);
-  remove_stale_scratch(stem);
   if (options.on_locked) options.on_locked();
 
   SweepOutcome outcome;

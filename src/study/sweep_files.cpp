@@ -127,10 +127,16 @@ ResultsTable complete_table(const Study& study, const std::vector<const Point*>&
 
 void remove_stale_scratch(const std::string& stem) {
   fs::path dir = fs::path(stem).parent_path();
-  std::string prefix = fs::path(stem).filename().string() + ".running";
+  std::string base = fs::path(stem).filename().string();
+  // Only this stem's own leftovers: other shards may be writing theirs in the same directory right now.
+  const std::vector<std::string> prefixes = {base + ".running", base + ".partial.csv.tmp.",
+                                             base + ".csv.tmp."};
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir.empty() ? "." : dir, ec))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove_all(e.path(), ec);
+  for (const auto& e : fs::directory_iterator(dir.empty() ? "." : dir, ec)) {
+    std::string name = e.path().filename().string();
+    for (const auto& prefix : prefixes)
+      if (name.rfind(prefix, 0) == 0) fs::remove_all(e.path(), ec);
+  }
 }
 
 }  // namespace podsim::study

@@ -52,7 +52,8 @@ class LineAppender {
 ResultsTable complete_table(const Study& study, const std::vector<const Point*>& points,
                             const std::string& partial);
 
-// Removes scratch directories `<stem>.running*` left by sweeps that were killed (the caller holds the lock).
+// Removes what sweeps that were killed left of this stem: scratch directories `<stem>.running*` and
+// half-written `<stem>.partial.csv.tmp.*` / `<stem>.csv.tmp.*` (the caller holds the lock).
 void remove_stale_scratch(const std::string& stem);
 
 }  // namespace podsim::study

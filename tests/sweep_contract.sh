@@ -23,6 +23,18 @@ rm "$tmp/env/results.shard-1-of-3.csv"
 $PODSIM merge "$tmp/env" > "$tmp/merge.txt" 2>&1
 check "merge without shards: exit 2" test $? -eq 2
 
+# Bad input is refused before any point runs (exit 2, naming file, line and field).
+expect_error "sweep --jobs -1" "jobs -1: expected 1 to" sweep $STUDY --out "$tmp/bad" --jobs -1
+printf 'name: m\ntopology: nope.yaml\nworkload: %s/workloads/gpt2-small.yaml\n' "$PWD" > "$tmp/missing.yaml"
+expect_error "study naming a missing topology" "missing.yaml:2:11: topology: nope.yaml: no such file" \
+  sweep "$tmp/missing.yaml" --out "$tmp/bad"
+sed 's/pp: \[2, 4, 8\]/pp: [2, 4, 2]/' $STUDY > "$tmp/repeated.yaml"
+expect_error "repeated axis value" "value '2' appears twice" sweep "$tmp/repeated.yaml" --out "$tmp/bad"
+{ cat $STUDY; printf '  - "%s1%s"\n' "$(printf '(%.0s' $(seq 1 10000))" "$(printf ')%.0s' $(seq 1 10000))"; } > "$tmp/deep.yaml"
+expect_error "filter nested 10000 deep" "filters\[1\]: filter does not parse: nested more than 100" \
+  sweep "$tmp/deep.yaml" --out "$tmp/bad"
+check "refused sweeps wrote no results" test -z "$(ls "$tmp/bad" 2> /dev/null)"
+
 # Interrupt a slower sweep, then resume it.
 cat > "$tmp/slow.yaml" <<YAML
 name: slow

@@ -1,64 +1,18 @@
-// Study files, filter expressions, results tables and the sweep runner (with a stand-in for the simulator).
-#include <fmt/format.h>
+// Study files, filter expressions and results tables.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "podsim/core/error.hpp"
 #include "podsim/study/expression.hpp"
 #include "podsim/study/results.hpp"
 #include "podsim/study/study.hpp"
-#include "podsim/study/sweep.hpp"
-#include "test_helpers.hpp"
+#include "study_test_helpers.hpp"
 
 using namespace podsim;
 using namespace podsim::study;
-namespace fs = std::filesystem;
-
-namespace {
-
-std::string temp_dir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("podsim-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-std::string write(const std::string& dir, const std::string& name, const std::string& text) {
-  std::string path = dir + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-const char* kStudy = R"(name: test study
-topology: t.yaml
-workload: w.yaml
-set: {workload.parallel.virtual_stages: 2}
-axes:
-  - zip: {topology.nodes: [1, 2, 4], workload.training.global_batch: [8, 16, 32]}
-  - grid: {workload.parallel.pp: [2, 4]}
-filters:
-  - workload.parallel.pp <= topology.nodes * 2
-)";
-
-// Stand-in for the simulator: a row whose step time is a function of the point.
-ResultRow fake_runner(const Study& s, const Point& p) {
-  ResultRow row = unrun_row(s, p, "ok", "");
-  auto cols = results_columns(s);
-  for (size_t i = 0; i < cols.size(); ++i)
-    if (cols[i] == "step_time_s") row.cells[i] = std::to_string(1.0 + p.index * 0.5);
-  return row;
-}
-
-}  // namespace
+using namespace podsim::study::test_support;
 
 TEST(Expression, ArithmeticComparisonsAndLogic) {
   std::map<std::string, std::string> v = {{"a.b", "4"}, {"c", "8"}, {"name", "dgx"}};
@@ -176,72 +130,67 @@ TEST(Results, TruncatedLastLineIsIgnoredAndHeaderIsChecked) {
   EXPECT_THROW(read_results(path, {"point", "other"}), InputError);
 }
 
-TEST(Sweep, ResultsAreSortedAndIdenticalWhateverTheWorkers) {
-  auto dir = temp_dir("sweep");
-  auto s = load_study(write(dir, "s.yaml", kStudy));
-  auto run = [&](int jobs, const std::string& out) {
-    SweepOptions o;
-    o.out = out;
-    o.jobs = jobs;
-    o.progress = false;
-    auto outcome = run_sweep(s, o, [&](const Point& p) { return fake_runner(s, p); });
-    EXPECT_FALSE(outcome.interrupted);
-    EXPECT_EQ(outcome.ran + outcome.skipped, 6);
-    return read(outcome.results_file);
-  };
-  std::string one = run(1, dir + "/one"), three = run(3, dir + "/three");
-  EXPECT_EQ(one, three);
-  EXPECT_FALSE(fs::exists(dir + "/one/results.partial.csv"));
-  auto table = read_results(dir + "/one/results.csv");
-  for (size_t i = 0; i < table.rows.size(); ++i) EXPECT_EQ(table.rows[i].point, static_cast<int>(i));
-  // Running again into the same directory without --resume is refused; with it, nothing is redone.
-  SweepOptions o;
-  o.out = dir + "/one";
-  o.progress = false;
-  EXPECT_THROW(run_sweep(s, o, [&](const Point& p) { return fake_runner(s, p); }), InputError);
-  o.resume = true;
-  auto again = run_sweep(s, o, [&](const Point& p) { return fake_runner(s, p); });
-  EXPECT_EQ(again.reused, 6);
-  EXPECT_EQ(again.ran, 0);
-  EXPECT_EQ(read(again.results_file), one);
+TEST(Expression, DeepNestingIsAnErrorNotACrash) {
+  // 10,000 nested parentheses used to overflow the stack of the recursive parser (a segfault).
+  std::string deep = std::string(10000, '(') + "a" + std::string(10000, ')');
+  EXPECT_NE(message_of([&] { Expression::parse(deep); }).find("nested more than 100 levels"),
+            std::string::npos);
+  std::string nots;
+  for (int i = 0; i < 10000; ++i) nots += "not ";
+  EXPECT_THROW(Expression::parse(nots + "a"), std::invalid_argument);
+  EXPECT_THROW(Expression::parse(std::string(10000, '-') + "1"), std::invalid_argument);
+  std::string chain = "a";
+  for (int i = 0; i < 10000; ++i) chain += " + a";
+  EXPECT_THROW(Expression::parse(chain), std::invalid_argument);
+  // Real filters are a few levels deep.
+  std::map<std::string, std::string> v = {{"a", "1"}};
+  EXPECT_TRUE(Expression::parse(std::string(50, '(') + "a == 1" + std::string(50, ')')).evaluate(v));
 }
 
-TEST(Sweep, ResumeFinishesAPartialSweepAndShardsSplitThePoints) {
-  auto dir = temp_dir("resume");
-  auto s = load_study(write(dir, "s.yaml", kStudy));
-  auto columns = results_columns(s);
-  // A partial file as an interrupted sweep leaves it: two finished points, the second out of order, and
-  // a half-written line.
-  fs::create_directories(dir + "/out");
-  write(dir + "/out", "results.partial.csv",
-        header_line(columns) + row_line(fake_runner(s, s.points[3])) + row_line(fake_runner(s, s.points[0])) +
-            "5,dead");
-  SweepOptions o;
-  o.out = dir + "/out";
-  o.resume = true;
-  o.progress = false;
-  int calls = 0;
-  auto outcome = run_sweep(s, o, [&](const Point& p) {
-    calls++;
-    return fake_runner(s, p);
-  });
-  EXPECT_EQ(outcome.reused, 2);
-  SweepOptions full;
-  full.out = dir + "/full";
-  full.progress = false;
-  EXPECT_EQ(read(outcome.results_file),
-            read(run_sweep(s, full, [&](const Point& p) { return fake_runner(s, p); }).results_file));
-  // Shards: disjoint, together everything.
-  int total = 0;
-  for (int i = 0; i < 3; ++i) {
-    SweepOptions sh;
-    sh.out = dir + "/shards";
-    sh.shard = i;
-    sh.shards = 3;
-    sh.progress = false;
-    auto r = run_sweep(s, sh, [&](const Point& p) { return fake_runner(s, p); });
-    EXPECT_NE(r.results_file.find(fmt::format("shard-{}-of-3", i)), std::string::npos);
-    total += r.total;
+TEST(Study, RepeatedPointsFilesAndDeepFiltersAreInputErrors) {
+  auto dir = temp_dir("repeat");
+  std::string head = "name: b\ntopology: t.yaml\nworkload: w.yaml\n";
+  auto message = [&](const std::string& text) {
+    return message_of([&] { load_study(write(dir, "bad.yaml", text)); });
+  };
+  // A repeated value ran a point twice and made `podsim merge` fail after sharding.
+  std::string m = message(head + "axes:\n  - grid: {topology.nodes: [1, 2, 1]}\n");
+  EXPECT_NE(m.find("bad.yaml:5:"), std::string::npos) << m;
+  EXPECT_NE(m.find("topology.nodes[2]"), std::string::npos) << m;
+  EXPECT_NE(m.find("appears twice"), std::string::npos) << m;
+  m = message(head + "axes:\n  - zip: {topology.nodes: [1, 1], workload.training.global_batch: [8, 8]}\n");
+  EXPECT_NE(m.find("appears twice"), std::string::npos) << m;
+  EXPECT_EQ(
+      message(head + "axes:\n  - zip: {topology.nodes: [1, 1], workload.training.global_batch: [8, 16]}\n"),
+      "(no error)");
+  m = message(head + "axes:\n  - cases: [{name: a}, {name: b}]\n");
+  EXPECT_NE(m.find("same values as case 'a'"), std::string::npos) << m;
+  m = message(head + "filters: ['" + std::string(500, '(') + "1" + std::string(500, ')') + "']\n");
+  EXPECT_NE(m.find("bad.yaml:4:"), std::string::npos) << m;
+  EXPECT_NE(m.find("filters[0]"), std::string::npos) << m;
+  EXPECT_NE(m.find("nested more than"), std::string::npos) << m;
+  // Files that do not exist: named with the line and field of the study that names them.
+  auto s = load_study(write(dir, "files.yaml", "name: f\ntopology: t.yaml\nworkload: w.yaml\n"));
+  m = message_of([&] { check_files_exist(s); });
+  EXPECT_NE(m.find("files.yaml:2:11: topology: t.yaml: no such file"), std::string::npos) << m;
+  write(dir, "t.yaml", "");
+  m = message_of([&] { check_files_exist(s); });
+  EXPECT_NE(m.find("files.yaml:3:11: workload: w.yaml: no such file"), std::string::npos) << m;
+  write(dir, "w.yaml", "");
+  EXPECT_NO_THROW(check_files_exist(s));
+  s = load_study(
+      write(dir, "axis.yaml", "name: f\nworkload: w.yaml\naxes:\n  - grid: {topology: [t.yaml, u.yaml]}\n"));
+  m = message_of([&] { check_files_exist(s); });
+  EXPECT_NE(m.find("axis.yaml:4:"), std::string::npos) << m;
+  EXPECT_NE(m.find("u.yaml: no such file"), std::string::npos) << m;
+}
+
+TEST(Study, ShippedStudiesLoadAndNameFilesThatExist) {
+  int loaded = 0;
+  for (const auto& e : fs::directory_iterator(std::string(PODSIM_SOURCE_DIR) + "/workloads/studies")) {
+    auto s = load_study(e.path().string());
+    EXPECT_NO_THROW(check_files_exist(s)) << e.path();
+    loaded++;
   }
-  EXPECT_EQ(total, 6);
+  EXPECT_GT(loaded, 3);
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
@@ -15,11 +16,16 @@ struct Expression::Node {
   double value = 0;
   std::string str;
   std::shared_ptr<const Node> a, b;
+  int depth = 1;  // of the tree below: evaluating and destroying it recurse that deep
 };
 
 namespace {
 
 using NodePtr = std::shared_ptr<const Expression::Node>;
+
+// Parsing, evaluating and freeing recurse once per level: a limit keeps a hostile filter ("((((...", 10000
+// 'not's, a sum of 10000 terms) from overflowing the stack. Real filters are a few levels deep.
+constexpr int kMaxDepth = 100;
 
 struct Value {
   bool is_number = true;
@@ -40,7 +46,27 @@ class Parser {
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw std::invalid_argument(fmt::format("{} at column {} of '{}'", what, pos_ + 1, s_));
+    std::string shown = s_.size() > 80 ? s_.substr(0, 77) + "..." : s_;
+    throw std::invalid_argument(fmt::format("{} at column {} of '{}'", what, pos_ + 1, shown));
+  }
+  // Counts one level of recursion for as long as it lives.
+  class Level {
+   public:
+    explicit Level(Parser& p) : p_(p) {
+      if (++p_.level_ > kMaxDepth) p_.fail(fmt::format("nested more than {} levels deep", kMaxDepth));
+    }
+    ~Level() { --p_.level_; }
+
+   private:
+    Parser& p_;
+  };
+  NodePtr unary(std::string op, NodePtr a) {
+    auto n = std::make_shared<Expression::Node>();
+    n->kind = Expression::Node::unary;
+    n->op = std::move(op);
+    n->depth = a->depth + 1;
+    n->a = std::move(a);
+    return n;
   }
   void skip() {
     while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
@@ -62,15 +88,19 @@ class Parser {
     pos_ += n;
     return true;
   }
-  static NodePtr binary(std::string op, NodePtr a, NodePtr b) {
+  NodePtr binary(std::string op, NodePtr a, NodePtr b) {
     auto n = std::make_shared<Expression::Node>();
     n->kind = Expression::Node::binary;
     n->op = std::move(op);
+    n->depth = std::max(a->depth, b->depth) + 1;
+    if (n->depth > kMaxDepth)
+      fail(fmt::format("more than {} operators in a chain; split the filter in several", kMaxDepth));
     n->a = std::move(a);
     n->b = std::move(b);
     return n;
   }
   NodePtr parse_or() {
+    Level level(*this);
     NodePtr n = parse_and();
     while (word("or")) n = binary("or", n, parse_and());
     return n;
@@ -82,11 +112,8 @@ class Parser {
   }
   NodePtr parse_not() {
     if (word("not")) {
-      auto n = std::make_shared<Expression::Node>();
-      n->kind = Expression::Node::unary;
-      n->op = "not";
-      n->a = parse_not();
-      return n;
+      Level level(*this);
+      return unary("not", parse_not());
     }
     return parse_comparison();
   }
@@ -131,10 +158,8 @@ class Parser {
       return inner;
     }
     if (symbol("-")) {
-      n->kind = Expression::Node::unary;
-      n->op = "-";
-      n->a = parse_atom();
-      return n;
+      Level level(*this);
+      return unary("-", parse_atom());
     }
     if (c == '\'' || c == '"') {
       size_t end = s_.find(c, pos_ + 1);
@@ -166,6 +191,7 @@ class Parser {
 
   const std::string& s_;
   size_t pos_ = 0;
+  int level_ = 0;
 };
 
 Value as_value(const std::string& s) {

@@ -28,8 +28,16 @@
 namespace podsim::study {
 
 struct Assignment {
-  std::string key;    // "topology.nodes", "workload.parallel.pp", "topology", "workload"
-  std::string value;  // as written (files resolved to paths relative to the working directory)
+  std::string key;     // "topology.nodes", "workload.parallel.pp", "topology", "workload"
+  std::string value;   // as written (files resolved to paths relative to the working directory)
+  std::string origin;  // "study.yaml:7:22: axes[0].grid.topology.nodes[1]": where the value is written
+};
+
+// A topology or workload file the study uses.
+struct FileReference {
+  std::string origin;      // where the study names it (file:line:col: field)
+  std::string as_written;  // relative to the study file
+  std::string path;        // resolved
 };
 
 struct Point {
@@ -46,14 +54,21 @@ struct Study {
   std::string name, description, file;
   std::vector<std::string> axis_keys;  // in order of appearance; the results columns after "point"
   std::vector<Point> points;
+  std::vector<FileReference> files;  // each file once, in order of first use
 };
 
 // Loads and expands a study file. Throws InputError (file:line:col: field: ...) on bad input: unknown
-// keys, zip lists of different lengths, ranges that never reach their end, filters that do not parse or
-// name unknown keys, more than 100000 points.
+// keys, zip lists of different lengths, ranges that never reach their end, filters that do not parse
+// (or nest more than 100 levels deep) or name unknown keys, more than 100000 points, a value repeated in
+// an axis (or any two points that are the same point: they would run twice and break `podsim merge`).
+// Files are not opened here: see check_files_exist.
 Study load_study(const std::string& path);
 // The same from YAML text (`from_file` false) named `path`, with relative files resolved against `base_dir`.
 Study load_study_text(const std::string& text, const std::string& path, const std::string& base_dir,
                       bool from_file = false);
+
+// Throws InputError naming the study file, line, field and path of the first topology or workload file
+// that does not exist, so a sweep refuses at once rather than recording every point as invalid.
+void check_files_exist(const Study& study);
 
 }  // namespace podsim::study

@@ -1,0 +1,24 @@
+// What `podsim sweep` and `podsim merge` write besides results.csv: sweep.json, report.html, the table on
+// the terminal.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "podsim/study/results.hpp"
+#include "podsim/study/study.hpp"
+
+namespace podsim::cli {
+
+// DIR/sweep.json: the study's name, description, file, axis keys and number of points (for merge).
+void write_sweep_json(const study::Study& study, const std::string& dir);
+
+// DIR/report.html from a results table; returns its path.
+std::string write_sweep_report(const std::string& dir, const study::ResultsTable& table,
+                               const std::string& name, const std::string& description,
+                               const std::vector<std::string>& axis_keys);
+
+// A compact view of the results for the terminal (the first 40 rows).
+void print_results_table(const study::ResultsTable& table, const std::vector<std::string>& axis_keys);
+
+}  // namespace podsim::cli

@@ -1,0 +1,50 @@
+// THE ONE PLACE where the property and metamorphic tests tolerate defects that are known and being fixed
+// on other branches (podsim issue 11). A violation that matches an entry is printed and counted, and does
+// not fail the test; anything else fails. Delete an entry once its fix is merged (the tests then enforce
+// it); set PODSIM_STRICT_KNOWN_DEFECTS=1 to make every entry fail now, e.g. to check a fix.
+#pragma once
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace podsim::testing {
+
+struct KnownDefect {
+  const char* name;
+  // Matches on the run's settings as "key=value" words of the repro line and on the violation text.
+  std::vector<std::string> all_of;  // every one of these substrings occurs in "repro + violation"
+};
+
+inline const std::vector<KnownDefect>& known_defects() {
+  static const std::vector<KnownDefect> list = {
+      // virtual_stages: auto is expanded to 2 or more chunks for gpipe / 1f1b too: HFU up to ~2.
+      {"virtual stages with 1f1b/gpipe (MFU 198%)", {"schedule=", "virtual_stages=auto", "invariant hfu"}},
+      {"virtual stages with 1f1b/gpipe (MFU 198%)", {"schedule=", "virtual_stages=auto", "invariant flops"}},
+      // Model FLOPs count every routed token, also those dropped by the expert capacity.
+      {"GShard MFU counting dropped tokens", {"gshard", "capacity_factor=", "invariant flops"}},
+      // GShard on a wafer cluster uses the MemoryX/SwarmX service ranks as devices.
+      {"GShard on Cerebras counting 22 of 16 devices", {"gshard", "cerebras", "invariant devices"}},
+      {"GShard on Cerebras counting 22 of 16 devices", {"gshard", "cerebras", "property devices"}},
+      // ZeRO-3's gathered-weights buffer holds twice the stage's weights.
+      {"ZeRO-3 memory twice the model", {"zero=3", "relation zero_memory"}},
+      // execution_mode: auto picks layer-pipelined whenever it fits, even where weight streaming is faster.
+      {"Cerebras auto mode choosing the slower mode", {"cerebras", "relation auto_not_slower"}},
+  };
+  return list;
+}
+
+// The name of the known defect the failure matches, or "" (then it is new and must fail the test).
+inline std::string known_defect(const std::string& repro, const std::string& violation) {
+  const char* strict = std::getenv("PODSIM_STRICT_KNOWN_DEFECTS");
+  if (strict && std::string(strict) == "1") return "";
+  std::string text = repro + "\n" + violation;
+  for (const auto& d : known_defects()) {
+    bool all = true;
+    for (const auto& s : d.all_of) all = all && text.find(s) != std::string::npos;
+    if (all) return d.name;
+  }
+  return "";
+}
+
+}  // namespace podsim::testing

@@ -21,6 +21,7 @@ inline const std::vector<KnownDefect>& known_defects() {
       // virtual_stages: auto is expanded to 2 or more chunks for gpipe / 1f1b too: HFU up to ~2.
       {"virtual stages with 1f1b/gpipe (MFU 198%)", {"schedule=", "virtual_stages=auto", "invariant hfu"}},
       {"virtual stages with 1f1b/gpipe (MFU 198%)", {"schedule=", "virtual_stages=auto", "invariant flops"}},
+      {"virtual stages with 1f1b/gpipe (MFU 198%)", {"virtual_stages=auto", "property virtual stages"}},
       // Model FLOPs count every routed token, also those dropped by the expert capacity.
       {"GShard MFU counting dropped tokens", {"gshard", "capacity_factor=", "invariant flops"}},
       // GShard on a wafer cluster uses the MemoryX/SwarmX service ranks as devices.
@@ -34,17 +35,37 @@ inline const std::vector<KnownDefect>& known_defects() {
   return list;
 }
 
-// The name of the known defect the failure matches, or "" (then it is new and must fail the test).
-inline std::string known_defect(const std::string& repro, const std::string& violation) {
+// The known defects a failure consists of ("a; b"), or "" when any of its violations is not known (then it
+// is new and must fail the test). Each violation line ("invariant ...", "property ...", "relation ...",
+// "crash: ...") must match an entry on its own, with the run's repro line.
+inline std::string known_defect(const std::string& repro, const std::string& violations) {
   const char* strict = std::getenv("PODSIM_STRICT_KNOWN_DEFECTS");
   if (strict && std::string(strict) == "1") return "";
-  std::string text = repro + "\n" + violation;
-  for (const auto& d : known_defects()) {
-    bool all = true;
-    for (const auto& s : d.all_of) all = all && text.find(s) != std::string::npos;
-    if (all) return d.name;
+  std::string names;
+  size_t begin = 0, lines = 0;
+  while (begin < violations.size()) {
+    size_t end = violations.find('\n', begin);
+    if (end == std::string::npos) end = violations.size();
+    std::string line = violations.substr(begin, end - begin);
+    begin = end + 1;
+    bool is_violation = false;
+    for (const char* tag : {"invariant ", "property ", "relation ", "crash: "})
+      is_violation = is_violation || line.find(tag) != std::string::npos;
+    if (!is_violation) continue;
+    ++lines;
+    std::string text = repro + "\n" + line;
+    const KnownDefect* match = nullptr;
+    for (const auto& d : known_defects()) {
+      bool all = true;
+      for (const auto& sub : d.all_of) all = all && text.find(sub) != std::string::npos;
+      if (all) match = &d;
+      if (match) break;
+    }
+    if (!match) return "";
+    if (names.find(match->name) == std::string::npos)
+      names += (names.empty() ? "" : "; ") + std::string(match->name);
   }
-  return "";
+  return lines ? names : "";
 }
 
 }  // namespace podsim::testing

@@ -55,10 +55,12 @@ bool at_most(double a, double b) {
   return a <= b * (1 + 1e-9) + 1e-15;
 }
 
-const Config kMegatron{"topologies/dgx-a100-superpod.yaml",
-                       "workloads/gpt2-small.yaml",
-                       {"topology.nodes=2", "workload.model.layers=8", "workload.training.micro_batch=2",
-                        "workload.parallel.virtual_stages=1"}};
+const Config kMegatron{
+    "topologies/dgx-a100-superpod.yaml",
+    "workloads/gpt2-small.yaml",
+    {"topology.nodes=2", "workload.model.layers=8", "workload.model.heads=16", "workload.model.hidden=1024",
+     "workload.model.ffn_hidden=4096", "workload.model.vocab=51200", "workload.model.seq_len=512",
+     "workload.training.micro_batch=2", "workload.parallel.virtual_stages=1"}};
 const Config kGShard{"topologies/tpu-v3-pod.yaml",
                      "workloads/gshard-moe.yaml",
                      {"topology.dims=[4,4]", "workload.model.experts=32", "workload.model.layers=4",
@@ -66,7 +68,9 @@ const Config kGShard{"topologies/tpu-v3-pod.yaml",
 const Config kWafer{"topologies/cerebras-cs2-cluster.yaml",
                     "workloads/gpt3-xl.yaml",
                     {"topology.systems=2", "workload.training.global_batch=32"}};
-const Config kCpuPs{"topologies/cpu-mpi-cluster.yaml", "workloads/ctr-sparse-ps.yaml", {"topology.nodes=8"}};
+const Config kCpuPs{"topologies/cpu-mpi-cluster.yaml",
+                    "workloads/ctr-sparse-ps.yaml",
+                    {"topology.nodes=8", "workload.model.embedding.features=1e10"}};
 const Config kGpuPs{"topologies/gpu-ps-4node.yaml", "workloads/ctr-sparse-ps.yaml", {"topology.nodes=2"}};
 
 }  // namespace
@@ -240,6 +244,11 @@ TEST(Metamorphic, AutoIsNeverSlowerThanASettingItCouldHaveChosen) {
       {Config{"topologies/cerebras-cs2-cluster.yaml",
               "workloads/gpt2-small.yaml",
               {"topology.systems=1", "workload.training.global_batch=64"}},
+       "workload.training.execution_mode",
+       {"layer_pipelined", "weight_streaming"}},
+      {Config{"topologies/cerebras-cs2-cluster.yaml",
+              "workloads/gpt2-small.yaml",
+              {"topology.systems=1", "workload.training.global_batch=8"}},
        "workload.training.execution_mode",
        {"layer_pipelined", "weight_streaming"}},
       {Config{"topologies/cerebras-cs2-cluster.yaml",

@@ -77,6 +77,16 @@ int compute_devices(const std::string& topology, const std::vector<std::string>&
   return topology::load_topology(source_path(topology), o).compute_device_count();
 }
 
+// Mostly a precision the device has a peak for (the rest exercise the error path).
+std::string precision_of(Rng& r, const std::string& topology, const std::vector<std::string>& choices) {
+  auto topo = topology::load_topology(source_path(topology), {});
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::string p = r.pick(choices);
+    if (topo.device.peak_flops.count(topology::parse_precision(p)) || r.chance(0.05)) return p;
+  }
+  return r.pick(choices);
+}
+
 std::string num(double v) {
   return fmt::format("{:g}", v);
 }
@@ -126,7 +136,7 @@ Case transformer_on_gpus(Rng& r) {
   set("training.global_batch", std::to_string(dp * mb * microbatches));
   set("training.micro_batch", micro_batch);
   set("training.recompute", r.pick<std::string>({"none", "selective", "full"}));
-  set("training.precision", r.pick<std::string>({"fp16", "fp16", "bf16", "fp32", "tf32", "fp8"}));
+  set("training.precision", precision_of(r, c.topology, {"fp16", "fp16", "bf16", "fp32", "tf32", "fp8"}));
   return c;
 }
 
@@ -177,7 +187,7 @@ Case gshard(Rng& r) {
   int devices = compute_devices(c.topology, c.sets);
   int seq = r.pick<int>({128, 256});
   auto set = [&](const std::string& k, const std::string& v) { c.sets.push_back("workload." + k + "=" + v); };
-  set("model.layers", std::to_string(r.pick<int>({2, 4, 8})));
+  set("model.layers", std::to_string(r.pick<int>({4, 8})));  // encoder + decoder, an MoE layer in each
   set("model.hidden", std::to_string(r.pick<int>({256, 512})));
   set("model.heads", "8");
   set("model.ffn_hidden", std::to_string(r.pick<int>({1024, 2048})));
@@ -357,7 +367,10 @@ bool run_and_record(const Case& c, const std::string& origin, Tally& t) {
   switch (o.verdict) {
     case Verdict::ok: ++t.ok, ++t.ok_by_family[c.family]; return true;
     case Verdict::infeasible: ++t.infeasible; return true;
-    case Verdict::input_error: ++t.input_error; return true;
+    case Verdict::input_error:
+      ++t.input_error;
+      if (env_long("PODSIM_PROPERTY_VERBOSE", 0)) fmt::print("[invalid input] {}: {}\n", origin, o.error);
+      return true;
     case Verdict::violation: break;
   }
   std::string text;
@@ -366,6 +379,7 @@ bool run_and_record(const Case& c, const std::string& origin, Tally& t) {
   if (!defect.empty()) {
     ++t.known, ++t.known_by_defect[defect];
     fmt::print("[known defect: {}] {}\n  repro: {}\n", defect, origin, c.repro());
+    if (env_long("PODSIM_PROPERTY_VERBOSE", 0)) fmt::print("{}", text);
     return true;
   }
   ++t.failed;

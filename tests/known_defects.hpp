@@ -22,6 +22,10 @@ inline const std::vector<KnownDefect>& known_defects() {
       {"virtual stages with 1f1b/gpipe (MFU 198%)", {"schedule=", "virtual_stages=auto", "invariant hfu"}},
       {"virtual stages with 1f1b/gpipe (MFU 198%)", {"schedule=", "virtual_stages=auto", "invariant flops"}},
       {"virtual stages with 1f1b/gpipe (MFU 198%)", {"virtual_stages=auto", "property virtual stages"}},
+      {"virtual stages with 1f1b/gpipe (MFU 198%)", {"schedule=1f1b", "virtual_stages=auto", "invariant compute"}},
+      {"virtual stages with 1f1b/gpipe (MFU 198%)", {"schedule=gpipe", "virtual_stages=auto", "invariant compute"}},
+      {"virtual stages with 1f1b/gpipe (MFU 198%)", {"schedule=1f1b", "virtual_stages=auto", "property compute"}},
+      {"virtual stages with 1f1b/gpipe (MFU 198%)", {"schedule=gpipe", "virtual_stages=auto", "property compute"}},
       // Model FLOPs count every routed token, also those dropped by the expert capacity.
       {"GShard MFU counting dropped tokens", {"gshard", "capacity_factor=", "invariant flops"}},
       // GShard on a wafer cluster uses the MemoryX/SwarmX service ranks as devices.

@@ -89,6 +89,16 @@ TEST(Invariants, HfuAboveOneIsTimeBelowTheFlopsAtPeak) {
   }
 }
 
+TEST(Invariants, KernelsFasterThanPeakAreReportedEvenWhenHfuLooksPlausible) {
+  auto r = sound_result();  // HFU 0.5: 0.5 s of FLOPs at peak, but only 0.25 s of compute
+  r.stages[0].seconds[static_cast<int>(workload::Category::compute)] = 0.25;
+  r.stages[0].idle = 0.5;
+  r.mean = r.stages[0];
+  std::string v = violations(r);
+  EXPECT_NE(v.find("compute: the devices compute for 0.25 s"), std::string::npos) << v;
+  EXPECT_NE(v.find("2.0000 x peak"), std::string::npos) << v;
+}
+
 TEST(Invariants, MfuAboveHfuIsReported) {
   auto r = sound_result();
   r.plan.model_flops = 1.01 * r.plan.hardware_flops;

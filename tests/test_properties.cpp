@@ -280,7 +280,27 @@ void check_properties(const Case& c, const report::RunResult& r, const topology:
       fail(fmt::format("memory: a lane needs {:.3f} GiB of {:.3f} GiB and the status is ok",
                        m.total() / (1 << 30), topo.device.hbm_bytes / (1 << 30)));
 
+  // Compute at peak: the mean lane's kernel time cannot be less than its share of the executed FLOPs at
+  // the datasheet peak (stronger than HFU <= 1, which also counts communication and idle time).
+  if (!precision.empty() && !r.stages.empty()) {
+    double peak = topo.device.peak(topology::parse_precision(precision));
+    double compute = r.mean[workload::Category::compute];
+    double at_peak = r.plan.hardware_flops / r.devices() / peak;
+    if (at_peak > compute * (1 + 1e-6) + 1e-12)
+      fail(fmt::format("compute at peak: lanes compute {:.6g} s on average, but their FLOPs take {:.6g} s at peak "
+                       "(HFU of the compute alone {:.4f})",
+                       compute, at_peak, at_peak / compute));
+  }
+  if (c.family.rfind("transformer_lm", 0) == 0 || c.family.rfind("gshard_moe", 0) == 0) {
+    double seq = std::stod(c.get("workload.model.seq_len"));
+    if (relative_gap(r.plan.tokens_per_step, r.plan.samples_per_step * seq) > 1e-12)
+      fail(fmt::format("tokens: {:.9g} tokens per step for {:.9g} sequences of {}", r.plan.tokens_per_step,
+                       r.plan.samples_per_step, seq));
+  }
   if (c.family == "transformer_lm/gpu_cluster") {
+    int pp = std::stoi(c.get("workload.parallel.pp"));
+    if (static_cast<int>(r.stages.size()) != pp)
+      fail(fmt::format("lanes: {} lanes accounted for pp={}", r.stages.size(), pp));
     // Megatron's FLOP count (Narayanan et al. 2021, Sec. 5.1) for ffn = 4h without recomputation:
     // 72 B s L h^2 (1 + s/6h) + 6 B s h V.
     double B = std::stod(c.get("workload.training.global_batch")),
@@ -292,7 +312,7 @@ void check_properties(const Case& c, const report::RunResult& r, const topology:
       fail(fmt::format("model flops: plan {:.6g}, Megatron's formula {:.6g}", r.plan.model_flops, model));
     if (r.plan.samples_per_step != B)
       fail(fmt::format("batch: {} samples per step, global_batch {}", r.plan.samples_per_step, B));
-    int tp = std::stoi(c.get("workload.parallel.tp")), pp = std::stoi(c.get("workload.parallel.pp"));
+    int tp = std::stoi(c.get("workload.parallel.tp"));
     std::string dp = c.get("workload.parallel.dp");
     int expect = dp == "auto" ? topo.compute_device_count() / (tp * pp) * tp * pp : tp * pp * std::stoi(dp);
     if (r.devices() != expect) fail(fmt::format("devices: {} used, tp x pp x dp = {}", r.devices(), expect));
@@ -309,6 +329,20 @@ void check_properties(const Case& c, const report::RunResult& r, const topology:
     std::string mode = c.get("workload.training.execution_mode");
     if (mode != "auto" && r.setting("execution_mode") != mode)
       fail(fmt::format("execution mode: asked {}, ran {}", mode, r.setting("execution_mode")));
+  } else if (c.family == "ctr_sparse_ps/gpu-ps-4node.yaml") {
+    // Examples per batch = servers x 8 GPUs x examples per GPU per mini-batch x mini-batches.
+    double expect = std::stod(c.get("topology.nodes")) * topo.devices_per_node *
+                    std::stod(c.get("workload.training.batch_per_gpu")) *
+                    std::stod(r.setting("minibatches_per_batch"));
+    if (relative_gap(r.plan.samples_per_step, expect) > 1e-12)
+      fail(fmt::format("batch: {:.9g} examples per batch, servers x GPUs x batch_per_gpu x minibatches = {:.9g}",
+                       r.plan.samples_per_step, expect));
+  } else if (c.family == "ctr_sparse_ps/cpu-mpi-cluster.yaml") {
+    double expect = std::stod(c.get("topology.nodes")) * std::stod(c.get("workload.training.batch_per_cpu_node")) *
+                    std::stod(r.setting("minibatches_per_batch"));
+    if (relative_gap(r.plan.samples_per_step, expect) > 1e-12)
+      fail(fmt::format("batch: {:.9g} examples per batch, servers x batch_per_cpu_node x minibatches = {:.9g}",
+                       r.plan.samples_per_step, expect));
   } else if (c.family.rfind("gshard_moe", 0) == 0) {
     double tokens = std::stod(c.get("workload.training.batch_tokens"));
     if (relative_gap(r.plan.tokens_per_step, tokens) > 1e-12)
@@ -332,7 +366,20 @@ Outcome run_case(const Case& c) {
       out.verdict = Verdict::infeasible;
       if (r.status_detail.empty())
         out.problems.push_back("property status: " + r.status + " without a reason");
+      // Out of memory on a GPU or wafer means some lane does not fit in device memory.
+      bool over = false;
+      for (const auto& m : r.plan.memory) over = over || m.total() > topo.device.hbm_bytes;
+      if (r.status == "out_of_memory" && c.family.rfind("ctr_sparse_ps", 0) != 0 && !over)
+        out.problems.push_back(fmt::format("property out of memory: every lane fits ({:.3f} GiB of {:.3f} GiB): {}",
+                                           r.memory_per_device() / (1 << 30), topo.device.hbm_bytes / (1 << 30),
+                                           r.status_detail));
     } else {
+      if (c.sets.size() % 8 == 0) {  // determinism, on a share of the cases
+        auto again = cli::simulate(request);
+        if (again.step_time() != r.step_time() || again.memory_per_device() != r.memory_per_device())
+          out.problems.push_back(fmt::format("property deterministic: step {:.17g} then {:.17g} s", r.step_time(),
+                                             again.step_time()));
+      }
       for (const auto& v : report::invariant_violations(r, topo)) out.problems.push_back("invariant " + v);
       check_properties(c, r, topo, out.problems);
     }

@@ -120,6 +120,15 @@ void check_flops(const RunResult& r, Checker& c) {
         "the step takes {:.6g} s, but executing its {:.6g} FLOPs on {} devices at the peak of {:.6g} FLOP/s "
         "takes {:.6g} s (HFU {:.4f} > 1; MFU {:.4f})",
         step, p.hardware_flops, r.devices(), p.peak_flops, at_peak, at_peak / step, r.mfu());
+  // Stronger than HFU <= 1: the kernels alone cannot run the FLOPs faster than peak either (a plan whose
+  // compute tasks do less work than its FLOP count says shows a plausible HFU but impossible kernels).
+  // Lanes are the devices' timelines (a pipeline stage, ...), so their mean compute time is per device.
+  double compute = r.mean[workload::Category::compute];
+  if (!r.stages.empty() && !at_most(at_peak, compute))
+    c.fail("compute",
+           "the devices compute for {:.6g} s per step on average, but its {:.6g} FLOPs per device take {:.6g} s at "
+           "the peak of {:.6g} FLOP/s (the kernels would run at {:.4f} x peak)",
+           compute, p.hardware_flops / r.devices(), at_peak, p.peak_flops, at_peak / compute);
   double hfu = p.hardware_flops / (step * r.devices() * p.peak_flops);
   double mfu = p.model_flops / (step * r.devices() * p.peak_flops);
   double tflops = p.hardware_flops / (step * r.devices()) / 1e12;

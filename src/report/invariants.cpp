@@ -126,7 +126,8 @@ void check_flops(const RunResult& r, Checker& c) {
   double compute = r.mean[workload::Category::compute];
   if (!r.stages.empty() && !at_most(at_peak, compute))
     c.fail("compute",
-           "the devices compute for {:.6g} s per step on average, but its {:.6g} FLOPs per device take {:.6g} s at "
+           "the devices compute for {:.6g} s per step on average, but its {:.6g} FLOPs per device take "
+           "{:.6g} s at "
            "the peak of {:.6g} FLOP/s (the kernels would run at {:.4f} x peak)",
            compute, p.hardware_flops / r.devices(), at_peak, p.peak_flops, at_peak / compute);
   double hfu = p.hardware_flops / (step * r.devices() * p.peak_flops);

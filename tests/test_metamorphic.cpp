@@ -28,7 +28,7 @@ struct Config {
   }
   std::string repro() const {
     std::string s = fmt::format("podsim run --topology {} --workload {}", topology, workload);
-    for (const auto& k : sets) s += " --set " + k;
+    for (const auto& k : sets) s += " --set '" + k + "'";
     return s;
   }
 };

@@ -58,7 +58,7 @@ struct Case {
   std::vector<std::string> sets;
   std::string repro() const {
     std::string s = fmt::format("podsim run --topology {} --workload {}", topology, workload);
-    for (const auto& k : sets) s += " --set " + k;
+    for (const auto& k : sets) s += " --set '" + k + "'";
     return s;
   }
   std::string get(const std::string& key) const {  // value of a --set key, "" when not set

@@ -4,9 +4,15 @@
 // never needs more memory; more recomputation never needs more memory; `auto` is never slower than a
 // setting it could have chosen. Each over several configurations and workload kinds.
 #include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <optional>
 #include <gtest/gtest.h>
 
 #include "known_defects.hpp"
+#include "podsim/core/config_node.hpp"
+#include "property_cases.hpp"
 #include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
 #include "test_helpers.hpp"
@@ -276,4 +282,99 @@ TEST(Metamorphic, AutoIsNeverSlowerThanASettingItCouldHaveChosen) {
                                   a.setting(c.key.substr(c.key.rfind('.') + 1)), pa, c.key, v, pb));
     }
   }
+}
+
+namespace {
+
+// The value of a dotted key ("node.nic_bandwidth_Gbps") in a YAML file; NaN when absent.
+double yaml_number(const std::string& file, const std::string& dotted) {
+  ConfigNode node = ConfigNode::load_file(source_path(file));
+  size_t begin = 0;
+  for (size_t dot; (dot = dotted.find('.', begin)) != std::string::npos; begin = dot + 1) {
+    auto child = node.optional_child(dotted.substr(begin, dot - begin));
+    if (!child) return std::nan("");
+    node = *child;
+  }
+  std::string leaf = dotted.substr(begin);
+  return node.has(leaf) ? node.number(leaf) : std::nan("");
+}
+
+Config config_of(const podsim::testing::Case& c) { return {c.topology, c.workload, c.sets}; }
+
+// A run that may be invalid input or infeasible; nullopt then.
+std::optional<report::RunResult> try_run(const Config& c) {
+  try {
+    auto r = run(c);
+    if (r.ok()) return r;
+  } catch (const InputError&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// The relations above on configurations drawn by the property generator (tests/property_cases.hpp):
+// PODSIM_METAMORPHIC_CASES (default 48) seeds from PODSIM_METAMORPHIC_SEED_BASE (default 1).
+TEST(Metamorphic, RandomConfigurationsObeyTheRelations) {
+  const char* n_env = std::getenv("PODSIM_METAMORPHIC_CASES");
+  const char* base_env = std::getenv("PODSIM_METAMORPHIC_SEED_BASE");
+  long cases = n_env ? std::strtol(n_env, nullptr, 10) : 48;
+  long base = base_env ? std::strtol(base_env, nullptr, 10) : 1;
+  int checked = 0;
+  for (long i = 0; i < cases; ++i) {
+    auto drawn = podsim::testing::draw_case(static_cast<std::uint64_t>(base + i));
+    Config c = config_of(drawn);
+    std::optional<report::RunResult> a;
+    try {
+      a = try_run(c);
+    } catch (const InvariantViolation&) {
+      continue;  // the property test reports these
+    }
+    if (!a) continue;
+    ++checked;
+    try {
+      // More bandwidth on the links between servers (or chips, or systems) is never slower.
+      for (const char* key : {"node.nic_bandwidth_Gbps", "ici.bandwidth_GBps", "swarmx.link_bandwidth_Gbps"}) {
+        double v = yaml_number(c.topology, key);
+        if (std::isnan(v)) continue;
+        Config faster = c.with({fmt::format("topology.{}={:g}", key, 2 * v)});
+        if (auto b = try_run(faster))
+          expect_relation("bandwidth_not_slower", at_most(b->step_time(), a->step_time()), c, faster,
+                          fmt::format("{} doubled: step {:.9g} s -> {:.9g} s", key, a->step_time(), b->step_time()));
+      }
+      if (drawn.family == "transformer_lm/gpu_cluster") {
+        int zero = std::stoi(drawn.get("workload.parallel.zero"));
+        if (zero < 3 && std::stoi(drawn.get("workload.parallel.pp")) == 1) {
+          Config higher = c.with({fmt::format("workload.parallel.zero={}", zero + 1)});
+          double m0 = a->memory_per_device(), m1 = run(higher).memory_per_device();
+          expect_relation("zero_memory", at_most(m1, m0), c, higher,
+                          fmt::format("ZeRO {} -> {}: memory per device {:.4f} -> {:.4f} GiB", zero, zero + 1,
+                                      m0 / (1 << 30), m1 / (1 << 30)));
+        }
+        if (drawn.get("workload.training.micro_batch") == "auto")
+          for (const char* mb : {"1", "2", "4"}) {
+            Config fixed = c.with({std::string("workload.training.micro_batch=") + mb});
+            if (auto b = try_run(fixed))
+              expect_relation("auto_not_slower",
+                              at_most(a->step_time() / a->plan.samples_per_step,
+                                      b->step_time() / b->plan.samples_per_step),
+                              c, fixed,
+                              fmt::format("auto (micro_batch {}) step {:.9g} s, micro_batch={} step {:.9g} s",
+                                          a->setting("micro_batch"), a->step_time(), mb, b->step_time()));
+          }
+      }
+      if (drawn.family == "transformer_lm/wafer_cluster" &&
+          drawn.get("workload.training.execution_mode") == "auto")
+        for (const char* mode : {"layer_pipelined", "weight_streaming"}) {
+          Config fixed = c.with({std::string("workload.training.execution_mode=") + mode});
+          if (auto b = try_run(fixed))
+            expect_relation("auto_not_slower", at_most(a->step_time(), b->step_time()), c, fixed,
+                            fmt::format("auto ({}) step {:.9g} s, {} step {:.9g} s", a->setting("execution_mode"),
+                                        a->step_time(), mode, b->step_time()));
+        }
+    } catch (const InvariantViolation&) {
+      // A perturbed run broke an invariant: the property test covers those configurations too.
+    }
+  }
+  EXPECT_GE(checked, cases / 2) << "too few drawn configurations ran";
 }

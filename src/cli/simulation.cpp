@@ -2,13 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
+#include "podsim/report/invariants.hpp"
 #include "podsim/topology/graph.hpp"
 #include "podsim/topology/loader.hpp"
 
@@ -37,58 +34,78 @@ report::RunResult simulate(const RunRequest& request, const Progress& progress) 
   topology::Topology topo = topology::load_topology(request.topology_file, topo_sets);
   topology::validate(topo);
   auto model = workload::load_workload_model(request.workload_file, work_sets, topo);
-  auto r = simulate(topo, *model, progress);
-  r.topology_file = request.topology_file;
-  r.workload_file = request.workload_file;
-  return r;
+  try {
+    auto r = simulate(topo, *model, progress);
+    r.topology_file = request.topology_file;
+    r.workload_file = request.workload_file;
+    return r;
+  } catch (const InvariantViolation& e) {
+    // Name the inputs as a command line that reproduces the violation.
+    std::string repro =
+        fmt::format("podsim run --topology {} --workload {}", request.topology_file, request.workload_file);
+    for (const auto& s : request.sets) repro += fmt::format(" --set '{}'", s);
+    throw InvariantViolation(fmt::format("{}\n  reproduce: {}", e.what(), repro));
+  }
 }
 
 report::RunResult simulate(const topology::Topology& topo, const workload::WorkloadModel& model,
                            const Progress& progress) {
-  report::RunResult best;
-  best.topology_name = topo.name;
-  best.workload_name = model.name();
-  best.workload_kind = model.kind();
-  best.device_name = topo.device.name;
-  best.topology_devices = topo.compute_device_count();
-  best.device_memory_capacity = topo.device.hbm_bytes;
+  report::RunResult meta;  // what every candidate's result shares
+  meta.topology_name = topo.name;
+  meta.workload_name = model.name();
+  meta.workload_kind = model.kind();
+  meta.device_name = topo.device.name;
+  meta.topology_devices = topo.compute_device_count();
+  meta.device_memory_capacity = topo.device.hbm_bytes;
+  report::RunResult best = meta;
   auto candidates = model.candidates();
-  double best_time = std::numeric_limits<double>::infinity();
+  std::vector<report::CandidateOutcome> outcomes;
+  int chosen = -1;
   std::string infeasible_status, infeasible_detail;
   std::vector<std::string> log;
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (progress && candidates.size() > 1)
       progress(fmt::format("trying {} ({}/{})", candidates[i], i + 1, candidates.size()));
+    report::CandidateOutcome outcome{candidates[i]};
     workload::StepPlan plan;
     try {
       plan = model.build(i);
     } catch (const InfeasibleConfig& e) {
       log.push_back(fmt::format("{}: {}", candidates[i], e.status()));
+      outcomes.push_back(outcome);
       if (infeasible_detail.empty()) {  // candidates come smallest first: report the first one
         infeasible_status = e.status();
         infeasible_detail = e.what();
       }
       continue;
     }
-    engine::ReplayResult replay = engine::replay(topo, plan.graph);
-    log.push_back(fmt::format("{}: step {:.6g} s", candidates[i], replay.makespan));
+    report::RunResult r = meta;
+    r.replay = engine::replay(topo, plan.graph);
+    r.plan = std::move(plan);
+    log.push_back(fmt::format("{}: step {:.6g} s", candidates[i], r.step_time()));
+    // Every candidate is checked, not only the one reported: an impossibly fast candidate would
+    // otherwise win the search and be reported.
+    r.stages = report::stage_breakdown(r.plan.graph, r.replay);
+    r.mean = report::mean_breakdown(r.stages);
+    report::check_invariants(r, topo);
+    outcome.feasible = true;
+    outcome.step_time = r.step_time();
+    outcome.samples_per_step = r.plan.samples_per_step;
+    outcomes.push_back(outcome);
     // Fastest = least time per sample: candidates of some kinds differ in samples per step.
-    double per_sample = replay.makespan / std::max(plan.samples_per_step, 1e-300);
-    if (per_sample < best_time) {
-      best_time = per_sample;
-      best.plan = std::move(plan);
-      best.replay = std::move(replay);
+    if (chosen < 0 || outcome.per_sample() < outcomes[static_cast<size_t>(chosen)].per_sample()) {
+      chosen = static_cast<int>(i);
+      best = std::move(r);
     }
   }
+  report::check_choice(outcomes, chosen);
   if (candidates.size() > 1) best.search_log = log;
-  if (!std::isfinite(best_time)) {
+  if (chosen < 0) {
     best.status = infeasible_status;
     best.status_detail = infeasible_detail;
     best.plan = model.describe_infeasible(0);
-    return best;
   }
-  best.stages = report::stage_breakdown(best.plan.graph, best.replay);
-  best.mean = report::mean_breakdown(best.stages);
+  report::check_invariants(best, topo);
   return best;
 }
 

@@ -335,3 +335,19 @@ TEST(WeightStreaming, FullRecomputeNeverNeedsMoreSramThanSelective) {
     EXPECT_LE(totals[1], totals[2]) << "micro_batch " << mb;
   }
 }
+
+// Regression (property seed 100185): blocks sized by their memory came out a few cores short once rounded to
+// whole-core rectangles, and a model that fits (73% of the wafer here) was reported out of memory.
+TEST(WaferPlacement, MemorySizedBlocksOnAMostlyFullWaferStillGetTheirCores) {
+  const int columns = 757, rows = 996;
+  const std::vector<double> work = {672, 347, 730, 41, 119, 978, 708, 144};
+  const std::vector<double> min_cores = {54118.6, 69234.4, 5971.7, 155451, 2426, 101892, 144814, 0};
+  auto p = place_blocks(work, min_cores, columns, rows);
+  ASSERT_TRUE(p.has_value());
+  long used = 0;
+  for (size_t b = 0; b < work.size(); ++b) {
+    EXPECT_GE(double(p->regions[b].cores()), min_cores[b]) << "block " << b;
+    used += p->regions[b].cores();
+  }
+  EXPECT_LE(used, long(columns) * rows);
+}

@@ -54,11 +54,15 @@ std::optional<std::vector<double>> target_areas(const std::vector<double>& work,
 
 }  // namespace
 
-std::optional<Placement> place_blocks(const std::vector<double>& work, const std::vector<double>& min_cores,
-                                      int columns, int rows) {
+namespace {
+
+// One attempt: ideal areas from `sized_min` (the memory minimum, possibly padded), rectangles checked against
+// the true `min_cores`.
+std::optional<Placement> place_with_targets(const std::vector<double>& work, const std::vector<double>& min_cores,
+                                            const std::vector<double>& sized_min, int columns, int rows) {
   const int n = static_cast<int>(work.size());
   const double cores = static_cast<double>(columns) * rows;
-  auto target = target_areas(work, min_cores, cores);
+  auto target = target_areas(work, sized_min, cores);
   if (!target) return std::nullopt;
   std::optional<Placement> best;
   double best_slowest = 0, best_aspect = 0;
@@ -89,7 +93,7 @@ std::optional<Placement> place_blocks(const std::vector<double>& work, const std
     p.regions.resize(n);
     p.band.resize(n);
     p.target_cores = *target;
-    for (int b = 0; b < n; ++b) p.sized_by_memory.push_back((*target)[b] <= min_cores[b] * (1 + 1e-12));
+    for (int b = 0; b < n; ++b) p.sized_by_memory.push_back((*target)[b] <= sized_min[b] * (1 + 1e-12));
     bool ok = true;
     int row = 0;
     for (int i = 0; i < k && ok; ++i) {
@@ -138,6 +142,21 @@ std::optional<Placement> place_blocks(const std::vector<double>& work, const std
     }
   }
   return best;
+}
+
+}  // namespace
+
+std::optional<Placement> place_blocks(const std::vector<double>& work, const std::vector<double>& min_cores,
+                                      int columns, int rows) {
+  // Whole-core rectangles lose area to rounding, so a block sized exactly to its memory can come out a few
+  // cores short once the wafer is mostly full. Only then pad the memory minimum of every block (up to 25%,
+  // which is still a fill the wafer can hold) and take area from the blocks sized by their work instead.
+  for (double pad : {1.0, 1.005, 1.01, 1.02, 1.05, 1.1, 1.25}) {
+    std::vector<double> sized_min = min_cores;
+    for (double& m : sized_min) m *= pad;
+    if (auto p = place_with_targets(work, min_cores, sized_min, columns, rows)) return p;
+  }
+  return std::nullopt;
 }
 
 }  // namespace podsim::workload

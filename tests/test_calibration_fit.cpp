@@ -5,13 +5,13 @@
 
 #include <cmath>
 
-#include "podsim/calibration/device_fit.hpp"
-#include "podsim/calibration/fabric_fit.hpp"
-#include "podsim/calibration/least_squares.hpp"
-#include "podsim/calibration/profile_writer.hpp"
-#include "podsim/cli/collective_geometry.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/fit/collective_geometry.hpp"
+#include "podsim/fit/device_fit.hpp"
+#include "podsim/fit/fabric_fit.hpp"
+#include "podsim/fit/least_squares.hpp"
+#include "podsim/fit/profile_writer.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;

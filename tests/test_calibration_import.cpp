@@ -9,12 +9,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "podsim/calibration/fabric_fit.hpp"
-#include "podsim/calibration/kernel_measurements.hpp"
-#include "podsim/calibration/nccl_tests_log.hpp"
 #include "podsim/calibration/wafer_profile.hpp"
-#include "podsim/cli/collective_geometry.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/fit/collective_geometry.hpp"
+#include "podsim/fit/fabric_fit.hpp"
+#include "podsim/fit/kernel_measurements.hpp"
+#include "podsim/fit/nccl_tests_log.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;
@@ -69,7 +69,7 @@ std::string synthetic_log(const topology::Topology& topo, const FabricProfile& t
   double factor = network::bus_factor(c.kind, n);
   for (double bytes = 8; bytes <= max_bytes; bytes *= 2) {
     c.bytes = bytes;
-    double t = cli::predicted_collective_time(topo, truth, c) * 1e6;
+    double t = fit::predicted_collective_time(topo, truth, c) * 1e6;
     double algbw = bytes / t / 1e3;
     std::string body = fmt::format("  {}  {}  {}  {:6d}", nccl_number(t, 7), nccl_number(algbw, 6),
                                    nccl_number(algbw * factor, 6), 0);
@@ -192,13 +192,13 @@ TEST(CalibFabricFit, GeometryFormulaIsPodsimsNetworkModel) {
     network::Collective c;
     c.kind = network::CollectiveKind::all_reduce;
     for (int r = 0; r < ranks; ++r) c.group.push_back(r);
-    auto g = cli::collective_geometry(topo, c);
+    auto g = fit::collective_geometry(topo, c);
     EXPECT_EQ(g.bandwidth_class, ranks == 8 ? "nvlink" : "infiniband");
     EXPECT_EQ(g.steps, 2.0 * (ranks - 1));
     for (double bytes : {8.0, 1e6, 1e9}) {
       c.bytes = bytes;
       EXPECT_NEAR(geometry_time(g, bytes, topo.fabric_profile) /
-                      cli::predicted_collective_time(topo, topo.fabric_profile, c),
+                      fit::predicted_collective_time(topo, topo.fabric_profile, c),
                   1, 1e-9);
     }
   }
@@ -226,7 +226,7 @@ TEST(CalibFabricFit, RecoversKnownParametersFromLogsOfTheModel) {
   ASSERT_EQ(logs.size(), 3u);
   std::vector<CollectiveGeometry> geometry;
   for (const auto& log : logs)
-    geometry.push_back(cli::collective_geometry(topo, cli::measured_collective(topo, log)));
+    geometry.push_back(fit::collective_geometry(topo, fit::measured_collective(topo, log)));
   FabricProfile base = topo.fabric_profile;  // the fit must move away from these
   auto r = fit_fabric_profile(logs, geometry, base);
   EXPECT_NEAR(r.profile.efficiency("nvlink"), 0.8, 0.002);
@@ -250,7 +250,7 @@ TEST(CalibFabricFit, ImportsTheHandWrittenDgxA100Logs) {
     for (auto& log : read_nccl_tests_log(data_path(f))) logs.push_back(log);
   std::vector<CollectiveGeometry> geometry;
   for (const auto& log : logs)
-    geometry.push_back(cli::collective_geometry(topo, cli::measured_collective(topo, log)));
+    geometry.push_back(fit::collective_geometry(topo, fit::measured_collective(topo, log)));
   auto r = fit_fabric_profile(logs, geometry, topo.fabric_profile);
   // The logs were written with large-message busbw 231 (all_reduce) and 226 (all_gather) GB/s on 300 GB/s
   // NVLink3, 189 GB/s on 8 x 25 GB/s HDR rails, and small-message times of 11.8, 8.9 and 24 us.
@@ -269,11 +269,11 @@ TEST(CalibFabricFit, LogsThatDoNotFitTheTopologyAreRejected) {
   auto topo = podsim::testing::preset("dgx-a100-superpod");
   auto logs = read_nccl_tests_log(data_path("all_reduce_perf.dgx-a100.2node.log"));
   auto msg = input_error([&] {
-    cli::measured_collective(podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1"}}), logs[0]);
+    fit::measured_collective(podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1"}}), logs[0]);
   });
   EXPECT_NE(msg.find("topology.nodes=2"), std::string::npos) << msg;
   logs[0].ranks = 15;
-  msg = input_error([&] { cli::measured_collective(topo, logs[0]); });
+  msg = input_error([&] { fit::measured_collective(topo, logs[0]); });
   EXPECT_NE(msg.find("same number"), std::string::npos) << msg;
 }
 

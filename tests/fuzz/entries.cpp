@@ -1,10 +1,10 @@
 #include "entries.hpp"
 
-#include "podsim/calibration/kernel_measurements.hpp"
-#include "podsim/calibration/nccl_tests_log.hpp"
 #include "podsim/core/csv_table.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
+#include "podsim/fit/kernel_measurements.hpp"
+#include "podsim/fit/nccl_tests_log.hpp"
 #include "podsim/study/study.hpp"
 #include "podsim/topology/describe.hpp"
 #include "podsim/topology/graph.hpp"

@@ -6,8 +6,8 @@
 //   launch + steps x step_latency[latency class] + route latency + bytes on the busiest link / (nominal x
 //   link_efficiency[class of that link]),
 // so a log is interpreted through the geometry of the same collective on the topology it ran on (how many
-// steps, which link bounds it, what busbw 100% efficiency would give). The caller computes that geometry
-// with podsim's network model; this layer only fits.
+// steps, which link bounds it, what busbw 100% efficiency would give). collective_geometry.hpp computes
+// that geometry with podsim's network model; this file only fits.
 #pragma once
 
 #include <functional>
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "podsim/calibration/fabric_profile.hpp"
-#include "podsim/calibration/fit_error.hpp"
-#include "podsim/calibration/nccl_tests_log.hpp"
+#include "podsim/fit/fit_error.hpp"
+#include "podsim/fit/nccl_tests_log.hpp"
 
 namespace podsim::calibration {
 
@@ -61,7 +61,7 @@ struct FabricFitResult {
 };
 
 // Podsim's time for `bytes` of log `index` under `profile`. The default evaluates the formula above from
-// the geometry; the CLI passes podsim's network model itself.
+// the geometry; import_nccl_tests passes podsim's network model itself.
 using CollectivePredictor = std::function<double(size_t index, double bytes, const FabricProfile& profile)>;
 
 double geometry_time(const CollectiveGeometry& g, double bytes, const FabricProfile& profile);

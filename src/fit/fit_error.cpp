@@ -1,4 +1,4 @@
-#include "podsim/calibration/fit_error.hpp"
+#include "podsim/fit/fit_error.hpp"
 
 #include <algorithm>
 #include <cmath>

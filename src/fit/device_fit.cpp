@@ -1,4 +1,4 @@
-#include "podsim/calibration/device_fit.hpp"
+#include "podsim/fit/device_fit.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,8 +8,8 @@
 #include <cmath>
 #include <limits>
 
-#include "podsim/calibration/least_squares.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/fit/least_squares.hpp"
 
 namespace podsim::calibration {
 namespace {

@@ -1,4 +1,4 @@
-#include "podsim/calibration/least_squares.hpp"
+#include "podsim/fit/least_squares.hpp"
 
 #include <cmath>
 #include <limits>

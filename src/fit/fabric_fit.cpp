@@ -1,4 +1,4 @@
-#include "podsim/calibration/fabric_fit.hpp"
+#include "podsim/fit/fabric_fit.hpp"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "podsim/calibration/least_squares.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/fit/least_squares.hpp"
 
 namespace podsim::calibration {
 namespace {

@@ -1,4 +1,4 @@
-#include "podsim/calibration/nccl_tests_log.hpp"
+#include "podsim/fit/nccl_tests_log.hpp"
 
 #include <fmt/format.h>
 

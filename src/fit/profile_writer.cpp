@@ -1,4 +1,4 @@
-#include "podsim/calibration/profile_writer.hpp"
+#include "podsim/fit/profile_writer.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>

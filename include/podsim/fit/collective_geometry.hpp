@@ -1,15 +1,15 @@
 // How a measured collective looks in podsim's network model: the bridge between an nccl-tests log and
-// the fabric fit (calibration/fabric_fit.hpp). The log's ranks are placed on the topology the way
+// the fabric fit (fabric_fit.hpp). The log's ranks are placed on the topology the way
 // nccl-tests places them (fill each server, servers in order), the collective is planned with podsim's
 // own algorithm, and its idle-network cost is split into the parts the profile's parameters scale.
 #pragma once
 
-#include "podsim/calibration/fabric_fit.hpp"
-#include "podsim/calibration/nccl_tests_log.hpp"
+#include "podsim/fit/fabric_fit.hpp"
+#include "podsim/fit/nccl_tests_log.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/topology/topology.hpp"
 
-namespace podsim::cli {
+namespace podsim::fit {
 
 // The collective the log measured, on `topo`. Throws InputError when the log's ranks do not fit the
 // topology (more ranks per host than devices per server, more hosts than servers, uneven hosts).
@@ -22,4 +22,4 @@ calibration::CollectiveGeometry collective_geometry(const topology::Topology& to
 double predicted_collective_time(const topology::Topology& topo, const calibration::FabricProfile& profile,
                                  network::Collective c);
 
-}  // namespace podsim::cli
+}  // namespace podsim::fit

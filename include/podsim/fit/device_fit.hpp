@@ -18,8 +18,8 @@
 
 #include "podsim/calibration/compute_model.hpp"
 #include "podsim/calibration/device_profile.hpp"
-#include "podsim/calibration/fit_error.hpp"
-#include "podsim/calibration/kernel_measurements.hpp"
+#include "podsim/fit/fit_error.hpp"
+#include "podsim/fit/kernel_measurements.hpp"
 
 namespace podsim::calibration {
 

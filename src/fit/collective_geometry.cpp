@@ -1,11 +1,11 @@
-#include "podsim/cli/collective_geometry.hpp"
+#include "podsim/fit/collective_geometry.hpp"
 
 #include <fmt/format.h>
 
 #include "podsim/core/error.hpp"
 #include "podsim/network/link_load.hpp"
 
-namespace podsim::cli {
+namespace podsim::fit {
 namespace {
 
 using topology::LinkClass;
@@ -127,4 +127,4 @@ double predicted_collective_time(const Topology& topo, const calibration::Fabric
   return network::idle_plan_time(t, network::plan_collective(t, c));
 }
 
-}  // namespace podsim::cli
+}  // namespace podsim::fit

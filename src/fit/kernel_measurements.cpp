@@ -1,4 +1,4 @@
-#include "podsim/calibration/kernel_measurements.hpp"
+#include "podsim/fit/kernel_measurements.hpp"
 
 #include <fmt/format.h>
 

@@ -1,0 +1,100 @@
+#include "podsim/fit/nccl_import.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <fstream>
+
+#include "podsim/fit/collective_geometry.hpp"
+#include "podsim/fit/profile_output.hpp"
+#include "podsim/fit/profile_writer.hpp"
+#include "podsim/topology/loader.hpp"
+
+namespace podsim::fit {
+namespace {
+
+std::string tested_text(const std::vector<calibration::NcclTestsLog>& tests) {
+  std::string tested;
+  for (const auto& log : tests)
+    tested +=
+        fmt::format("{}{}:{} {} ({}, {} ranks on {} host(s), {}{})", tested.empty() ? "" : "; ", log.file,
+                    log.first_line, log.program.empty() ? log.op : log.program, log.device, log.ranks,
+                    log.nodes, log.hosts.empty() ? "?" : log.hosts.front() + (log.nodes > 1 ? ", ..." : ""),
+                    log.version.empty() ? "" : ", " + log.version);
+  return tested;
+}
+
+// Test data written in nccl-tests' format says so in its first line; the profile must not call it measured.
+bool any_synthetic(const std::vector<std::string>& files) {
+  bool synthetic = false;
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    std::string first;
+    std::getline(in, first);
+    synthetic = synthetic || first.find("not a measurement") != std::string::npos;
+  }
+  return synthetic;
+}
+
+std::vector<calibration::Provenance> fabric_provenance(const NcclImport& r,
+                                                       const calibration::FabricProfile& base) {
+  const auto& req = r.request;
+  bool synthetic = any_synthetic(req.logs);
+  std::vector<calibration::Provenance> prov;
+  prov.push_back(
+      {synthetic ? "prior" : "measured",
+       fmt::format("{}{}; imported {}; logs: {}", synthetic ? "NOT A MEASUREMENT (test data); " : "",
+                   command_line("nccl-tests",
+                                {fmt::format("{}", fmt::join(req.logs, " ")), "--topology " + req.topology}),
+                   today_utc(), tested_text(r.tests)),
+       r.fit.notes.front() + " (interpreted on " + req.topology + ")"});
+  std::string base_kind = "derived";
+  for (const auto& bp : base.provenance)
+    if (bp.kind == "prior") base_kind = "prior";
+  prov.push_back({base_kind, base.file.empty() ? "base profile" : base.file,
+                  "kept from the base profile for what the logs do not measure (its provenance says where "
+                  "they come from)"});
+  return prov;
+}
+
+}  // namespace
+
+NcclImport import_nccl_tests(const NcclImportRequest& req) {
+  auto topo = topology::load_topology(req.topology, req.topology_sets);
+  calibration::FabricProfile base =
+      req.base.empty() ? topo.fabric_profile : calibration::load_fabric_profile(req.base);
+
+  NcclImport r;
+  r.request = req;
+  r.topology_name = topo.name;
+  for (const auto& f : req.logs)
+    for (auto& log : calibration::read_nccl_tests_log(f, req.op)) r.tests.push_back(std::move(log));
+  std::vector<network::Collective> collectives;
+  std::vector<calibration::CollectiveGeometry> geometry;
+  for (const auto& log : r.tests) {
+    collectives.push_back(measured_collective(topo, log));
+    geometry.push_back(collective_geometry(topo, collectives.back()));
+  }
+  calibration::FabricFitOptions fo;
+  fo.name = req.name;
+  r.fit = calibration::fit_fabric_profile(r.tests, geometry, base, fo,
+                                          [&](size_t i, double bytes, const calibration::FabricProfile& p) {
+                                            auto c = collectives[i];
+                                            c.bytes = bytes;
+                                            return predicted_collective_time(topo, p, c);
+                                          });
+  r.fit.profile.provenance = fabric_provenance(r, base);
+  return r;
+}
+
+void write_fabric_profile(const std::string& path, const NcclImport& r) {
+  const auto& p = r.fit.profile;
+  write_checked(path,
+                calibration::fabric_profile_yaml(
+                    p, {fmt::format("{}: imported from nccl-tests logs by podsim calibrate nccl-tests on {}.",
+                                    p.name, today_utc()),
+                        "See provenance for the logs and what was fitted or kept."}),
+                [](const std::string& f) { calibration::load_fabric_profile(f); });
+}
+
+}  // namespace podsim::fit

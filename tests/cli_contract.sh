@@ -48,6 +48,7 @@ touch "$tmp/a-file"
 expect_error "--out below a file" "--out $tmp/a-file/out: cannot create the directory" run -t $T -w $W $small --out "$tmp/a-file/out"
 expect_error "--out is a file" "--out $tmp/a-file: exists and is not a directory" run -t $T -w $W $small --out "$tmp/a-file"
 mkdir -p "$tmp/tracedir"
+expect_error "validate --out below a file" "--out $tmp/a-file/out: cannot create the directory" validate --out "$tmp/a-file/out"
 expect_error "--trace is a directory" "--trace $tmp/tracedir: is a directory; give a file name" run -t $T -w $W $small --trace "$tmp/tracedir"
 if [ "$(id -u)" != 0 ]; then  # permissions do not bind root
   mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"

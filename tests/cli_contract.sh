@@ -69,6 +69,8 @@ expect_error "duplicate key (workload)" "dup.yaml:2:1: name: duplicate key 'name
 sed 's/^kind: gpu_cluster/kind: gpu_cluster\nnodes: 2/' $T > "$tmp/duptopo.yaml"
 sed -i 's|\.\./calibration|'"$PWD"'/calibration|' "$tmp/duptopo.yaml"
 expect_error "duplicate key (topology)" "duptopo.yaml:[0-9]*:1: nodes: duplicate key 'nodes'" run -t "$tmp/duptopo.yaml" -w $W
+printf 'name: s\ntopology: a.yaml\nworkload: b.yaml\nname: t\n' > "$tmp/dupstudy.yaml"
+expect_error "duplicate key (study)" "dupstudy.yaml:4:1: name: duplicate key 'name'" sweep "$tmp/dupstudy.yaml" --out "$tmp/dupsweep"
 sed 's/^  layers: 96/  layers: "96"/' $W > "$tmp/quoted.yaml"
 expect_error "quoted number" 'quoted.yaml:[0-9]*:[0-9]*: model.layers: expected a whole number, got the quoted text .96.: .*remove the quotes' run -t $T -w "$tmp/quoted.yaml"
 sed 's/^  sequence_parallel: false/  sequence_parallel: "true"/' $W > "$tmp/quotedbool.yaml"

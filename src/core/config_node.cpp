@@ -46,6 +46,9 @@ size_t distance(std::string_view a, std::string_view b) {
 // larger value is a typo, and one near the double range would overflow to infinity once multiplied.
 constexpr double kLargestNumber = 1e15;
 
+// More values than any podsim file has by orders of magnitude (see reject_duplicate_keys).
+constexpr size_t kMaxNodes = 1000000;
+
 // A scalar the author quoted ("96", '1', a block scalar) or tagged !!str is text in YAML, even when it looks
 // like a number: reading it as one would hide a file that says something other than it seems.
 bool is_text_scalar(const YAML::Node& node) {
@@ -83,8 +86,6 @@ void reject_duplicate_keys(const YAML::Node& node, const std::string& path,
     reject_duplicate_keys(kv.second, child, locate, budget);
   }
 }
-
-constexpr size_t kMaxNodes = 1000000;
 
 }  // namespace
 

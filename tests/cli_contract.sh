@@ -39,4 +39,53 @@ check "collective busbw near 230 GB/s" awk '/^ / { exit !($6 > 200 && $6 < 240) 
 $PODSIM --help > "$tmp/help.txt" 2>&1
 check "--help teaches" grep -q "Examples" "$tmp/help.txt"
 
+# Unwritable outputs and odd names are input errors (exit 2) that name the path and what is wrong, checked
+# before the simulation runs.
+T=topologies/dgx-a100-superpod.yaml
+W=workloads/gpt3-175b.yaml
+small="--set topology.nodes=1 --set workload.parallel.pp=1 --set workload.parallel.dp=1 --set workload.parallel.schedule=1f1b --set workload.parallel.virtual_stages=1 --set workload.model.layers=2 --set workload.training.global_batch=8"
+touch "$tmp/a-file"
+expect_error "--out below a file" "--out $tmp/a-file/out: cannot create the directory" run -t $T -w $W $small --out "$tmp/a-file/out"
+expect_error "--out is a file" "--out $tmp/a-file: exists and is not a directory" run -t $T -w $W $small --out "$tmp/a-file"
+mkdir -p "$tmp/tracedir"
+expect_error "validate --out below a file" "--out $tmp/a-file/out: cannot create the directory" validate --out "$tmp/a-file/out"
+expect_error "--trace is a directory" "--trace $tmp/tracedir: is a directory; give a file name" run -t $T -w $W $small --trace "$tmp/tracedir"
+if [ "$(id -u)" != 0 ]; then  # permissions do not bind root
+  mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"
+  expect_error "--out read-only" "--out $tmp/ro: cannot write files in this directory" run -t $T -w $W $small --out "$tmp/ro"
+  chmod 755 "$tmp/ro"
+fi
+cp $W "$tmp/w"$'\xff'".yaml"
+expect_error "non-UTF-8 file name" 'w\\xFF.yaml: the file name is not valid UTF-8' run -t $T -w "$tmp/w"$'\xff'".yaml" --out "$tmp/utf8"
+sed 's/^name: .*/name: GPT \xff/' $W > "$tmp/latin1.yaml"
+expect_error "non-UTF-8 YAML" "latin1.yaml:[0-9]*:[0-9]*: the file is not valid UTF-8 (byte 0xFF)" run -t $T -w "$tmp/latin1.yaml"
+expect_error "directory as workload" "workloads: is a directory, expected a file" run -t $T -w workloads
+$PODSIM run -t $T -w $W $small --out "$tmp/non-utf8-out"$'\xfe' > /dev/null 2>&1
+check "a non-UTF-8 --out directory works" test -f "$tmp/non-utf8-out"$'\xfe'/summary.csv
+
+# Silently accepted before: a key given twice, a quoted number or boolean, a value that overflows.
+printf 'name: x\nname: y\n' > "$tmp/dup.yaml"
+expect_error "duplicate key (workload)" "dup.yaml:2:1: name: duplicate key 'name' (first given at line 1)" run -t $T -w "$tmp/dup.yaml"
+sed 's/^kind: gpu_cluster/kind: gpu_cluster\nnodes: 2/' $T > "$tmp/duptopo.yaml"
+sed -i 's|\.\./calibration|'"$PWD"'/calibration|' "$tmp/duptopo.yaml"
+expect_error "duplicate key (topology)" "duptopo.yaml:[0-9]*:1: nodes: duplicate key 'nodes'" run -t "$tmp/duptopo.yaml" -w $W
+printf 'name: s\ntopology: a.yaml\nworkload: b.yaml\nname: t\n' > "$tmp/dupstudy.yaml"
+expect_error "duplicate key (study)" "dupstudy.yaml:4:1: name: duplicate key 'name'" sweep "$tmp/dupstudy.yaml" --out "$tmp/dupsweep"
+sed 's/^  layers: 96/  layers: "96"/' $W > "$tmp/quoted.yaml"
+expect_error "quoted number" 'quoted.yaml:[0-9]*:[0-9]*: model.layers: expected a whole number, got the quoted text .96.: .*remove the quotes' run -t $T -w "$tmp/quoted.yaml"
+sed 's/^  sequence_parallel: false/  sequence_parallel: "true"/' $W > "$tmp/quotedbool.yaml"
+expect_error "quoted boolean" 'quotedbool.yaml:19:[0-9]*: parallel.sequence_parallel: expected true or false, got the quoted text .true.' run -t $T -w "$tmp/quotedbool.yaml"
+expect_error "quoted --set value" "(field model.layers): expected a whole number, got the quoted text" run -t $T -w $W --set "workload.model.layers='96'"
+expect_error "overflowing number" "device.hbm_GiB): '1e300' is out of range" run -t $T -w $W --set topology.device.hbm_GiB=1e300
+expect_error ".inf" "expected a finite number" run -t $T -w $W --set topology.device.hbm_GiB=.inf
+expect_error ".nan" "expected a finite number" run -t $T -w $W --set topology.device.hbm_bandwidth_GBps=.nan
+
+# collective: options that were silently ignored or reinterpreted.
+expect_error "collective --per-node 0" "--per-node 0: must be at least 1" collective -t $T --devices 8 --per-node 0
+expect_error "send_recv --devices 3" "send_recv is one transfer between exactly 2 ranks" collective -t $T --op send_recv --devices 3
+$PODSIM collective -t $T --op send_recv > "$tmp/sr.txt" 2>&1
+check "send_recv defaults to 2 ranks" grep -q "over 2 ranks" "$tmp/sr.txt"
+expect_error "collective --set workload" "a collective has no workload" collective -t $T --set workload.model.layers=4
+expect_error "topo describe --set workload" "topo describe reads no workload" topo describe $T --set workload.model.layers=4
+
 finish cli_contract

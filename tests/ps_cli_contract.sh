@@ -19,6 +19,13 @@ for col in samples_per_s storage_exposed_s stream_exposed_s examples_per_batch e
   check "summary.csv has $col" grep -q "\b$col\b" <<<"$header"
 done
 check "gpu: result.json metrics" grep -q '"ssd_read_GB_per_server"' "$tmp/gpu/result.json"
+# The lane name "server 0 (GPU 0, its host and SSD)" has a comma: every CSV must still parse to its columns.
+csv_ok() {  # csv_ok FILE: every record has as many fields as the header, read by Python's RFC 4180 reader
+  python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1], newline=""))); sys.exit(not rows or any(len(r) != len(rows[0]) for r in rows))' "$1"
+}
+check "gpu: breakdown.csv is well-formed CSV" csv_ok "$tmp/gpu/breakdown.csv"
+check "gpu: summary.csv is well-formed CSV" csv_ok "$tmp/gpu/summary.csv"
+check "gpu: lane name intact" python3 -c 'import csv, sys; sys.exit(list(csv.DictReader(open(sys.argv[1])))[0]["stage"] != "server 0 (GPU 0, its host and SSD)")' "$tmp/gpu/breakdown.csv"
 
 $PODSIM run -t topologies/cpu-mpi-cluster.yaml -w $W --out "$tmp/cpu" > "$tmp/cpu.txt" 2>&1
 check "cpu run exits 0" test $? -eq 0
@@ -26,6 +33,23 @@ check "cpu: 150 servers" grep -q "150 of 150" "$tmp/cpu.txt"
 check "cpu: ok" grep -q ",ok," "$tmp/cpu/summary.csv"
 $PODSIM run -t topologies/cpu-mpi-cluster.yaml -w $W --set topology.nodes=40 --out "$tmp/small" > "$tmp/small.txt" 2>&1
 check "cpu: too few servers is out_of_memory, exit 0" grep -q "out_of_memory" "$tmp/small/summary.csv"
+# An out_of_memory run in the directory of an earlier ok run replaces every file and says so exactly.
+sleep 0.01; touch "$tmp/before-oom"; sleep 0.01
+$PODSIM run -t topologies/cpu-mpi-cluster.yaml -w $W --set topology.nodes=40 --out "$tmp/cpu" > "$tmp/oom.txt" 2>&1
+check "oom: exit 0" test $? -eq 0
+check "oom: wrote line lists the files" grep -q "wrote        $tmp/cpu/summary.csv, breakdown.csv, result.json, report.html$" "$tmp/oom.txt"
+for f in summary.csv breakdown.csv result.json report.html; do
+  check "oom: $f is this run's" test "$tmp/cpu/$f" -nt "$tmp/before-oom"
+done
+check "oom: breakdown.csv is well-formed CSV" csv_ok "$tmp/cpu/breakdown.csv"
+field() {  # field FILE ROW COLUMN: one cell, by column name
+  python3 -c 'import csv, sys; print(list(csv.DictReader(open(sys.argv[1])))[int(sys.argv[2])][sys.argv[3]])' "$@"
+}
+check "oom: breakdown has no time" test -z "$(field "$tmp/cpu/breakdown.csv" 0 total_s)"
+check "oom: breakdown has memory" test "$(field "$tmp/cpu/breakdown.csv" 0 memory_GiB)" = "258.3"
+check "oom: summary names what did not fit" test -n "$(field "$tmp/cpu/summary.csv" 0 out_of_memory_tier)"
+check "oom: needed > available" python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))' \
+  "$(field "$tmp/cpu/summary.csv" 0 memory_needed_GiB)" "$(field "$tmp/cpu/summary.csv" 0 memory_available_GiB)"
 
 # Bad values in a file: the message names the file, line and column, the field, and what is valid.
 sed 's/dram_cache_GiB: 512 /dram_cache_GiB: 2048 /' $W > "$tmp/cache.yaml"

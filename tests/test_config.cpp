@@ -98,3 +98,97 @@ TEST(TextInput, ParseFiniteNumberNeedsTheWholeText) {
   for (const char* bad : {"", "12abc", "x", "inf", "nan", "1e999"})
     EXPECT_FALSE(podsim::parse_finite_number(bad).has_value()) << bad;
 }
+
+TEST(ConfigNode, DuplicateKeysAreRejectedNamingBothLines) {
+  // yaml-cpp keeps both entries and a lookup sees one: the file would silently say two things.
+  std::string msg = error_of([] { ConfigNode::load_string("model:\n  layers: 4\n  layers: 8\n", "w.yaml"); });
+  EXPECT_NE(msg.find("w.yaml:3:3: model.layers: duplicate key 'layers' (first given at line 2)"),
+            std::string::npos)
+      << msg;
+  msg = error_of([] { ConfigNode::load_string("axes:\n  - {a: 1, b: 2, a: 3}\n", "s.yaml"); });
+  EXPECT_NE(msg.find("s.yaml:2:18: axes[0].a: duplicate key 'a'"), std::string::npos) << msg;
+  msg = error_of([] { ConfigNode::load_string("name: x\nname: y\n", "t.yaml"); });
+  EXPECT_NE(msg.find("t.yaml:2:1: name: duplicate key"), std::string::npos) << msg;
+  // An override whose value is a mapping is checked too; distinct keys are fine.
+  auto root = ConfigNode::load_string("a: {b: 1, c: 2}\n", "w.yaml");
+  msg = error_of([&] { root.apply_override("a", "{b: 1, b: 2}", "--set workload.a={b: 1, b: 2}"); });
+  EXPECT_NE(msg.find("--set workload.a={b: 1, b: 2}: a.b: duplicate key 'b'"), std::string::npos) << msg;
+  EXPECT_EQ(root.child("a").positive_integer("c"), 2);
+}
+
+TEST(ConfigNode, QuotedNumbersAndBooleansAreText) {
+  auto root = ConfigNode::load_string(
+      "layers: \"96\"\nhidden: '8'\nsp: \"true\"\nratio: !!str 0.5\nplain: 96\nname: \"96\"\n", "w.yaml");
+  std::string msg = error_of([&] { root.positive_integer("layers"); });
+  EXPECT_NE(msg.find("w.yaml:1:9: layers: expected a whole number, got the quoted text '96'"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("remove the quotes"), std::string::npos) << msg;
+  EXPECT_NE(error_of([&] { root.integer_or("hidden", 1); }).find("remove the quotes"), std::string::npos);
+  msg = error_of([&] { root.boolean_or("sp", false); });
+  EXPECT_NE(msg.find("w.yaml:3:5: sp: expected true or false, got the quoted text 'true'"), std::string::npos)
+      << msg;
+  EXPECT_NE(error_of([&] { root.number("ratio"); }).find("quoted text '0.5'"), std::string::npos);
+  EXPECT_EQ(root.positive_integer("plain"), 96);
+  EXPECT_EQ(root.string("name"), "96");  // text where text is expected is fine
+  // The same holds for a --set value the shell passed with its quotes.
+  root.apply_override("plain", "'12'", "--set workload.plain='12'");
+  msg = error_of([&] { root.positive_integer("plain"); });
+  EXPECT_NE(msg.find("--set workload.plain='12' (field plain): expected a whole number, got the quoted text"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(ConfigNode, NonFiniteAndHugeNumbersAreRejected) {
+  auto root = ConfigNode::load_string("a: .inf\nb: .nan\nc: -.inf\nd: 1e300\ne: 1e15\nf: 2e15\n", "t.yaml");
+  EXPECT_NE(error_of([&] { root.positive("a"); }).find("t.yaml:1:4: a: expected a finite number"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { root.number("b"); }).find("expected a finite number"), std::string::npos);
+  EXPECT_NE(error_of([&] { root.non_negative_or("c", 0); }).find("expected a finite number"),
+            std::string::npos);
+  // 1e300 is finite, but times 2^30 (GiB to bytes) it would be infinite memory.
+  std::string msg = error_of([&] { root.positive("d"); });
+  EXPECT_NE(msg.find("t.yaml:4:4: d: '1e300' is out of range"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("1e15"), std::string::npos) << msg;
+  EXPECT_DOUBLE_EQ(root.positive("e"), 1e15);
+  EXPECT_NE(error_of([&] { root.positive("f"); }).find("out of range"), std::string::npos);
+  EXPECT_NE(error_of([&] { root.positive_integer("a"); }).find("whole number"), std::string::npos);
+  EXPECT_NE(error_of([&] { root.positive_integer("b"); }).find("whole number"), std::string::npos);
+}
+
+TEST(ConfigNode, LoadFileNamesADirectoryOrAMissingFile) {
+  std::string dir = ::testing::TempDir();
+  std::string msg = error_of([&] { ConfigNode::load_file(dir); });
+  EXPECT_NE(msg.find("is a directory, expected a file"), std::string::npos) << msg;
+  msg = error_of([] { ConfigNode::load_file("/nonexistent/podsim/w.yaml"); });
+  EXPECT_NE(msg.find("/nonexistent/podsim/w.yaml: cannot open file"), std::string::npos) << msg;
+  msg = error_of([] { podsim::read_csv("/nonexistent/podsim/t.csv"); });
+  EXPECT_NE(msg.find("cannot open file"), std::string::npos) << msg;
+}
+
+TEST(CsvTable, QuotedFieldsMaySpanLines) {
+  auto t = podsim::parse_csv("# c\r\nname,v\r\n\"a\nb, \"\"c\"\"\",1\r\nplain,2\r\n", "t.csv");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0][0], "a\nb, \"c\"");
+  EXPECT_EQ(t.row_lines[0], 3);
+  EXPECT_EQ(t.row_lines[1], 5);  // line numbers count the line inside the quoted field
+  EXPECT_EQ(t.rows[1][0], "plain");
+  std::string msg = error_of([] { podsim::parse_csv("a,b\n1,\"2\n3,4\n", "u.csv"); });
+  EXPECT_NE(msg.find("u.csv:2: unterminated quote"), std::string::npos) << msg;
+}
+
+TEST(TextInput, Utf8ValidityAndPrintableNames) {
+  EXPECT_TRUE(podsim::is_valid_utf8("plain ascii"));
+  EXPECT_TRUE(
+      podsim::is_valid_utf8("donn\xC3\xA9"
+                            "es \xE2\x82\xAC \xF0\x9F\x98\x80"));
+  for (const char* bad :
+       {"\xFF", "a\x80", "\xC3", "\xC0\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xE2\x82"})
+    EXPECT_FALSE(podsim::is_valid_utf8(bad)) << podsim::printable(bad);
+  EXPECT_EQ(podsim::printable("w\xFF.yaml"), "w\\xFF.yaml");
+  EXPECT_EQ(podsim::printable("donn\xC3\xA9"
+                              "es"),
+            "donn\xC3\xA9"
+            "es");
+  EXPECT_EQ(podsim::printable("a\tb"), "a\\x09b");
+}

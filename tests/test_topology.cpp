@@ -1,6 +1,8 @@
 // Topology presets: structure, routing and the figures `topo describe` prints.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "podsim/core/error.hpp"
 #include "podsim/topology/graph.hpp"
 #include "test_helpers.hpp"
@@ -77,4 +79,37 @@ TEST(GpuCluster, BadInputNamesTheField) {
   EXPECT_THROW(preset("dgx-a100-superpod", {{"fabric.oversubscription", "0.5"}}), InputError);
   EXPECT_THROW(preset("dgx-a100-superpod", {{"kind", "mesh_of_dreams"}}), InputError);
   EXPECT_THROW(preset("dgx-a100-superpod", {{"device.peak_tflops.fp64x", "1"}}), InputError);
+}
+
+TEST(Loader, ProfilePathsThatAreEmptyOrDirectoriesNameFileLineAndField) {
+  std::ifstream in(podsim::testing::source_path("topologies/dgx-a100-superpod.yaml"));
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::string base = podsim::testing::source_path("topologies");
+  auto with_line = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  auto error_of = [&](const std::string& yaml) {
+    try {
+      podsim::topology::load_topology_text(yaml, "t.yaml", base, {});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  std::string fabric = "fabric_profile: ../calibration/profiles/nccl-dgx-a100.yaml";
+  std::string msg = error_of(with_line(fabric, "fabric_profile: ''"));
+  EXPECT_NE(msg.find("t.yaml:38:17: fabric_profile: the fabric calibration profile file name is empty"),
+            std::string::npos)
+      << msg;
+  msg = error_of(with_line(fabric, "fabric_profile: ../calibration"));
+  EXPECT_NE(msg.find("t.yaml:38:17: fabric_profile: fabric calibration profile"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("is a directory"), std::string::npos) << msg;
+  msg = error_of(with_line("profile: ../calibration/profiles/a100-sxm4-80gb.yaml", "profile: ."));
+  EXPECT_NE(msg.find("t.yaml:15:12: device.profile: calibration profile"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("is a directory"), std::string::npos) << msg;
+  msg = error_of(with_line("kind: gpu_cluster", "kind: gpu_cluster\nkind: torus"));
+  EXPECT_NE(msg.find("duplicate key 'kind'"), std::string::npos) << msg;
 }

@@ -68,8 +68,9 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--topology,-t", opt->topology, "Topology YAML")->required();
   cmd->add_option("--op", opt->op,
                   "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv");
-  cmd->add_option("--devices,-n", opt->devices, "Number of ranks in the group");
-  cmd->add_option(
+  CLI::Option* devices = cmd->add_option("--devices,-n", opt->devices,
+                                         "Number of ranks in the group (send_recv: exactly 2, its default)");
+  CLI::Option* per_node = cmd->add_option(
       "--per-node", opt->per_node,
       "Ranks per node (server, TPU chip group, CS-2; default: fill nodes); 1 puts one rank on each node");
   cmd->add_option("--bytes,-b", opt->bytes, "Size (nccl-tests convention), e.g. 8, 64KB, 1GB");
@@ -83,9 +84,14 @@ void add_collective_command(CLI::App& app) {
       "otherwise idle machine. algbw = size / time; busbw = algbw x the nccl-tests factor (2(n-1)/n for\n"
       "all_reduce, (n-1)/n for all_gather, reduce_scatter and all_to_all, 1 otherwise). 'bound by' names\n"
       "the most loaded link class.");
-  cmd->callback([opt] {
+  cmd->callback([opt, devices, per_node_option = per_node] {
     std::vector<std::pair<std::string, std::string>> t, w;
     split_sets(opt->sets, t, w);
+    if (!w.empty())
+      throw InputError(
+          fmt::format("--set workload.{}={}: a collective has no workload; only topology keys "
+                      "can be set, e.g. --set topology.nodes=16",
+                      w.front().first, w.front().second));
     auto topo = topology::load_topology(opt->topology, t);
     network::Collective c;
     try {
@@ -94,8 +100,20 @@ void add_collective_command(CLI::App& app) {
     } catch (const std::invalid_argument& e) {
       throw InputError(std::string("--op/--algorithm: ") + e.what());
     }
+    // send_recv is one transfer between two ranks: any other count would be silently ignored.
+    if (c.kind == network::CollectiveKind::send_recv) {
+      if (devices->count() && opt->devices != 2)
+        throw InputError(fmt::format(
+            "--devices {}: send_recv is one transfer between exactly 2 ranks; use --devices 2 (the default "
+            "for send_recv) and --per-node 1 to cross servers",
+            opt->devices));
+      opt->devices = 2;
+    }
     if (opt->devices < 2) throw InputError("--devices: a collective needs at least 2 ranks");
-    int per_node = opt->per_node > 0 ? opt->per_node : topo.devices_per_node;
+    if (per_node_option->count() && opt->per_node < 1)
+      throw InputError(fmt::format(
+          "--per-node {}: must be at least 1 rank per node; leave it out to fill each node", opt->per_node));
+    int per_node = per_node_option->count() ? opt->per_node : topo.devices_per_node;
     if (per_node > topo.devices_per_node)
       throw InputError(fmt::format("--per-node {}: a server of this topology has {} devices", per_node,
                                    topo.devices_per_node));
@@ -107,7 +125,6 @@ void add_collective_command(CLI::App& app) {
                         opt->devices, topo.nodes, per_node));
       c.group.push_back(node * topo.devices_per_node + local);
     }
-    if (c.kind == network::CollectiveKind::send_recv) c.group.resize(2);
     double first = parse_bytes(opt->bytes, "--bytes");
     double last = opt->max_bytes.empty() ? first : parse_bytes(opt->max_bytes, "--max-bytes");
     std::vector<double> sizes;

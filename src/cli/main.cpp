@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "podsim/cli/commands.hpp"
-#include "podsim/core/error.hpp"
+#include "podsim/cli/exit_status.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -36,15 +36,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
-  } catch (const podsim::InputError& e) {
-    std::fprintf(stderr, "podsim: error: %s\n", e.what());
-    return 2;
   } catch (const std::exception& e) {
-    std::fprintf(
-        stderr,
-        "podsim: internal error: %s\n(this is a bug in podsim; please report it with the command line)\n",
-        e.what());
-    return 1;
+    return podsim::cli::report_failure(e, stderr);
   }
   return 0;
 }

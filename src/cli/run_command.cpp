@@ -55,6 +55,9 @@ void add_run_command(CLI::App& app) {
       "reported with status out_of_memory.\n"
       "Exit status: 0 on success, 2 on bad input (the message names the file, line and field).");
   run->callback([opt] {
+    // Before the simulation, so that a long run is not lost to a path it cannot write at the end.
+    if (!opt->out.empty()) report::prepare_output_directory(opt->out, "--out");
+    if (!opt->trace.empty()) report::prepare_output_file(opt->trace, "--trace");
     bool tty = ::isatty(2) && !opt->quiet;
     auto started = std::chrono::steady_clock::now();
     auto progress = [tty](const std::string& msg) {
@@ -63,18 +66,23 @@ void add_run_command(CLI::App& app) {
     report::RunResult r = simulate(opt->request, progress);
     if (tty) std::fprintf(stderr, "\r\033[K");
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::vector<std::string> written;
     if (!opt->out.empty()) {
-      report::write_run_outputs(r, opt->out);
-      report::atomic_write(opt->out + "/report.html", report::run_report_html(r));
+      written = report::write_run_outputs(r, opt->out);
+      report::atomic_write((std::filesystem::path(opt->out) / "report.html").string(),
+                           report::run_report_html(r));
+      written.push_back("report.html");
     }
-    if (!opt->trace.empty()) {
-      if (!r.ok())
-        throw InputError(fmt::format("--trace: nothing to trace, the run's status is {}", r.status));
-      auto parent = std::filesystem::path(opt->trace).parent_path();
-      if (!parent.empty()) std::filesystem::create_directories(parent);
-      report::atomic_write(opt->trace, report::chrome_trace(r));
-    }
-    if (opt->quiet) return;
+    bool traced = !opt->trace.empty() && r.ok();
+    if (traced) report::atomic_write(opt->trace, report::chrome_trace(r));
+    // A run that did not simulate has no timeline: the summary and files above still say why, then the
+    // --trace the user asked for is an error.
+    auto untraceable = [&] {
+      if (!opt->trace.empty() && !traced)
+        throw InputError(
+            fmt::format("--trace {}: nothing to trace, the run's status is {}", opt->trace, r.status));
+    };
+    if (opt->quiet) return untraceable();
     std::fputs(report::human_summary(r).c_str(), stdout);
     if (!r.search_log.empty())
       std::printf(r.ok() ? "  settings     chose the fastest of %zu candidate settings (see result.json)\n"
@@ -88,10 +96,14 @@ void add_run_command(CLI::App& app) {
           r.plan.graph.tasks.size(),
           r.replay.closed_form_phases + r.replay.simgrid_activities - r.replay.handed_over_phases,
           r.replay.simgrid_activities, wall);
-    if (!opt->out.empty())
-      std::printf("  wrote        %s/summary.csv, breakdown.csv, result.json, report.html\n",
-                  opt->out.c_str());
-    if (!opt->trace.empty()) std::printf("  trace        %s\n", opt->trace.c_str());
+    if (!written.empty()) {  // exactly the files this run wrote
+      std::string list;
+      for (size_t i = 0; i < written.size(); ++i) list += (i ? ", " : "") + written[i];
+      std::printf("  wrote        %s/%s\n", opt->out.c_str(), list.c_str());
+    }
+    if (traced) std::printf("  trace        %s\n", opt->trace.c_str());
+    std::fflush(stdout);
+    untraceable();
   });
 }
 

@@ -1,8 +1,11 @@
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "podsim/cli/commands.hpp"
 #include "podsim/cli/simulation.hpp"
+#include "podsim/core/error.hpp"
 #include "podsim/topology/describe.hpp"
 #include "podsim/topology/loader.hpp"
 
@@ -23,6 +26,11 @@ void add_topo_command(CLI::App& app) {
   describe->callback([opt] {
     std::vector<std::pair<std::string, std::string>> t, w;
     split_sets(opt->sets, t, w);
+    if (!w.empty())
+      throw InputError(
+          fmt::format("--set workload.{}={}: topo describe reads no workload; only topology "
+                      "keys can be set, e.g. --set topology.nodes=64",
+                      w.front().first, w.front().second));
     auto topology = topology::load_topology(opt->file, t);
     std::fputs(topology::describe(topology).c_str(), stdout);
   });

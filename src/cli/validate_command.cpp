@@ -37,6 +37,7 @@ void add_validate_command(CLI::App& app) {
       "TFLOP/s per GPU (Megatron's Eq. 3 FLOP count) is compared with the published one. No per-row "
       "constants.");
   cmd->callback([opt] {
+    if (!opt->out.empty()) report::prepare_output_directory(opt->out, "--out");  // before the rows run
     CsvTable table = read_csv(find_project_file(opt->table));
     std::string topology = find_project_file(opt->topology), workload = find_project_file(opt->workload);
     std::printf("# %s\n", table.file.c_str());
@@ -111,10 +112,8 @@ void add_validate_command(CLI::App& app) {
     }
     double mean = table.rows.empty() ? 0 : sum_abs / table.rows.size();
     std::printf("mean |error| %.1f%%, max |error| %.1f%% over %zu rows\n", mean, max_abs, table.rows.size());
-    if (!opt->out.empty()) {
-      std::filesystem::create_directories(opt->out);
-      report::atomic_write(opt->out + "/validation.csv", report::csv(rows));
-    }
+    if (!opt->out.empty())
+      report::atomic_write((std::filesystem::path(opt->out) / "validation.csv").string(), report::csv(rows));
     if (opt->max_mean_error > 0 && mean > opt->max_mean_error) {
       std::fprintf(stderr, "podsim: mean |error| %.1f%% exceeds --max-mean-error %.1f%%\n", mean,
                    opt->max_mean_error);

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "podsim/core/error.hpp"
+#include "podsim/core/text_input.hpp"
 
 namespace podsim {
 namespace {
@@ -40,6 +42,51 @@ size_t distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+// podsim's inputs are in human units (GiB, GB/s, TB, TFLOP/s, rows), where nothing comes near this; a
+// larger value is a typo, and one near the double range would overflow to infinity once multiplied.
+constexpr double kLargestNumber = 1e15;
+
+// More values than any podsim file has by orders of magnitude (see reject_duplicate_keys).
+constexpr size_t kMaxNodes = 1000000;
+
+// A scalar the author quoted ("96", '1', a block scalar) or tagged !!str is text in YAML, even when it looks
+// like a number: reading it as one would hide a file that says something other than it seems.
+bool is_text_scalar(const YAML::Node& node) {
+  return node.IsScalar() && (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str");
+}
+
+// yaml-cpp keeps both entries of a repeated key and lookups see only one of them, so a file that sets a
+// value twice silently loses one: reject it, naming both places. `locate` formats "file:line:col" for a
+// mark. Visits at most `budget` nodes, so that aliases repeated into a huge tree cannot stall it.
+void reject_duplicate_keys(const YAML::Node& node, const std::string& path,
+                           const std::function<std::string(const YAML::Mark&)>& locate, size_t& budget) {
+  if (budget == 0)
+    throw InputError(
+        fmt::format("{}: more than a million values (anchors and aliases repeated?)", locate(node.Mark())));
+  --budget;
+  auto label = [](const std::string& p) { return p.empty() ? std::string("(top level)") : p; };
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i)
+      reject_duplicate_keys(node[i], fmt::format("{}[{}]", path, i), locate, budget);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, YAML::Mark> seen;
+  for (const auto& kv : node) {
+    std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+    std::string child = path.empty() ? key : path + "." + key;
+    if (kv.first.IsScalar()) {
+      auto [first, fresh] = seen.emplace(key, kv.first.Mark());
+      if (!fresh)
+        throw InputError(fmt::format(
+            "{}: {}: duplicate key '{}' (first given at line {}); YAML keeps only one of the two, so "
+            "remove one",
+            locate(kv.first.Mark()), label(child), key, first->second.line + 1));
+    }
+    reject_duplicate_keys(kv.second, child, locate, budget);
+  }
+}
+
 }  // namespace
 
 ConfigNode::ConfigNode(YAML::Node node, std::shared_ptr<const ConfigSource> source, std::string path)
@@ -49,14 +96,24 @@ ConfigNode::ConfigNode(YAML::Node node, std::shared_ptr<const ConfigSource> sour
       read_keys_(std::make_shared<std::set<std::string>>()) {}
 
 ConfigNode ConfigNode::load_file(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", file));
-  std::stringstream text;
-  text << in.rdbuf();
-  return load_string(text.str(), file);
+  // Input names go into result.json and the reports, which are UTF-8 (JSON cannot hold other bytes).
+  if (!is_valid_utf8(file))
+    throw InputError(
+        fmt::format("{}: the file name is not valid UTF-8; podsim records the names of its "
+                    "inputs in result.json and the reports, so rename the file",
+                    printable(file)));
+  return load_string(read_text_file(file), file);
 }
 
 ConfigNode ConfigNode::load_string(const std::string& text, const std::string& name) {
+  if (auto bad = invalid_utf8_at(text)) {
+    size_t line_start = text.rfind('\n', *bad);
+    line_start = line_start == std::string::npos ? 0 : line_start + 1;
+    throw InputError(
+        fmt::format("{}:{}:{}: the file is not valid UTF-8 (byte 0x{:02X}); YAML files are UTF-8", name,
+                    1 + std::count(text.begin(), text.begin() + *bad, '\n'), *bad - line_start + 1,
+                    static_cast<unsigned char>(text[*bad])));
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -67,6 +124,13 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& n
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap())
     throw InputError(fmt::format("{}:1:1: expected a mapping of keys at the top level", name));
+  size_t budget = kMaxNodes;
+  reject_duplicate_keys(
+      root, "",
+      [&](const YAML::Mark& m) {
+        return m.is_null() ? name : fmt::format("{}:{}:{}", name, m.line + 1, m.column + 1);
+      },
+      budget);
   auto source = std::make_shared<ConfigSource>();
   source->file = name;
   return ConfigNode(root, source, "");
@@ -81,12 +145,17 @@ void ConfigNode::apply_override(const std::string& dotted_path, const std::strin
     parts.push_back(part);
   }
   if (parts.empty()) throw InputError(fmt::format("{}: missing key path", flag));
+  if (!is_valid_utf8(dotted_path) || !is_valid_utf8(value))
+    throw InputError(fmt::format("{}: not valid UTF-8; podsim's inputs are UTF-8 text", printable(flag)));
   YAML::Node parsed;
   try {
     parsed = YAML::Load(value);
   } catch (const YAML::ParserException& e) {
     throw InputError(fmt::format("{}: value is not valid YAML: {}", flag, e.msg));
   }
+  size_t budget = kMaxNodes;
+  reject_duplicate_keys(
+      parsed, dotted_path, [&](const YAML::Mark&) { return flag; }, budget);
   // yaml-cpp nodes are handles: walk down by reassigning a handle, creating mappings as needed.
   YAML::Node cursor = node_;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
@@ -202,8 +271,16 @@ std::vector<std::string> ConfigNode::keys() const {
   return out;
 }
 
+void ConfigNode::reject_text(std::string_view key, const YAML::Node& value, std::string_view expected) const {
+  if (!is_text_scalar(value)) return;
+  fail(key, fmt::format("expected {}, got the quoted text {}: YAML reads a quoted value as text, so remove "
+                        "the quotes",
+                        expected, describe_value(value)));
+}
+
 double ConfigNode::as_number() const {
   if (!node_.IsScalar()) fail({}, fmt::format("expected a number, got {}", describe_value(node_)));
+  reject_text({}, node_, "a number");
   double v;
   try {
     v = node_.as<double>();
@@ -211,6 +288,10 @@ double ConfigNode::as_number() const {
     fail({}, fmt::format("expected a number, got {}", describe_value(node_)));
   }
   if (!std::isfinite(v)) fail({}, fmt::format("expected a finite number, got {}", describe_value(node_)));
+  if (std::fabs(v) > kLargestNumber)
+    fail({}, fmt::format("{} is out of range: podsim reads values in units such as GiB, GB/s, TB and "
+                         "TFLOP/s, where none is beyond 1e15",
+                         describe_value(node_)));
   return v;
 }
 
@@ -256,6 +337,7 @@ double ConfigNode::fraction_or(std::string_view key, double fallback) const {
 long long ConfigNode::integer(std::string_view key) const {
   YAML::Node value = raw(key);
   if (!value.IsDefined() || value.IsNull()) fail(key, "required value is missing (expected a whole number)");
+  reject_text(key, value, "a whole number");
   double v = 0;
   try {
     v = value.as<double>();
@@ -312,6 +394,7 @@ long long ConfigNode::positive_integer_or_auto(std::string_view key, long long f
 bool ConfigNode::boolean_or(std::string_view key, bool fallback) const {
   YAML::Node value = raw(key);
   if (!value.IsDefined() || value.IsNull()) return fallback;
+  reject_text(key, value, "true or false");
   try {
     if (value.IsScalar()) return value.as<bool>();
   } catch (const YAML::Exception&) {

@@ -2,40 +2,62 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "podsim/core/error.hpp"
 #include "podsim/core/text_input.hpp"
 
 namespace podsim {
 namespace {
 
-std::vector<std::string> split_line(const std::string& line, const std::string& name, int lineno) {
+// One record of RFC 4180 CSV starting at `pos`; a quoted field may hold commas, doubled quotes and line
+// breaks, so a record can span lines. Advances `pos` past the record's line end and `line` by the lines
+// the record took.
+std::vector<std::string> read_record(const std::string& text, size_t& pos, int& line,
+                                     const std::string& name) {
   std::vector<std::string> out;
   std::string cell;
   bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
+  int opened_at = line;
+  for (; pos < text.size(); ++pos) {
+    char c = text[pos];
     if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
-        cell += '"', ++i;
-      else if (c == '"')
+      if (c == '"' && pos + 1 < text.size() && text[pos + 1] == '"') {
+        cell += '"', ++pos;
+      } else if (c == '"') {
         quoted = false;
-      else
+      } else {
+        if (c == '\n') ++line;
         cell += c;
+      }
     } else if (c == '"') {
       quoted = true;
+      opened_at = line;
     } else if (c == ',') {
-      out.push_back(cell);
+      out.push_back(std::move(cell));
       cell.clear();
+    } else if (c == '\n') {
+      ++pos, ++line;
+      out.push_back(std::move(cell));
+      return out;
     } else if (c != '\r') {
       cell += c;
     }
   }
-  if (quoted) throw InputError(fmt::format("{}:{}: unterminated quote", name, lineno));
-  out.push_back(cell);
+  if (quoted) throw InputError(fmt::format("{}:{}: unterminated quote", name, opened_at));
+  ++line;
+  out.push_back(std::move(cell));
   return out;
+}
+
+// Skips a line that is empty or a '#' comment at `pos` (the start of a line); returns false otherwise.
+bool skip_blank_or_comment(const std::string& text, size_t& pos, int& line, CsvTable& t) {
+  size_t end = text.find('\n', pos);
+  if (end == std::string::npos) end = text.size();
+  std::string_view content(text.data() + pos, end - pos);
+  if (!content.empty() && content.back() == '\r') content.remove_suffix(1);
+  if (!content.empty() && content[0] != '#') return false;
+  if (!content.empty()) t.comments.emplace_back(content.substr(1));
+  pos = end + 1, ++line;
+  return true;
 }
 
 }  // namespace
@@ -68,15 +90,14 @@ double CsvTable::number(size_t row, const std::string& column) const {
 CsvTable parse_csv(const std::string& text, const std::string& name) {
   CsvTable t;
   t.file = name;
-  for (const auto& [lineno, line] : numbered_lines(text)) {
-    if (line.empty()) continue;
-    if (line[0] == '#') {
-      t.comments.push_back(line.substr(1));
-      continue;
-    }
-    auto cells = split_line(line, name, lineno);
+  size_t pos = 0;
+  int line = 1;
+  while (pos < text.size()) {
+    if (skip_blank_or_comment(text, pos, line, t)) continue;
+    int lineno = line;
+    auto cells = read_record(text, pos, line, name);
     if (t.columns.empty()) {
-      t.columns = cells;
+      t.columns = std::move(cells);
       continue;
     }
     if (cells.size() != t.columns.size())
@@ -91,11 +112,7 @@ CsvTable parse_csv(const std::string& text, const std::string& name) {
 }
 
 CsvTable read_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_csv(ss.str(), path);
+  return parse_csv(read_text_file(path), path);
 }
 
 }  // namespace podsim

@@ -46,6 +46,13 @@ double RunResult::memory_per_device() const {
   for (const auto& m : plan.memory) peak = std::max(peak, m.total());
   return peak;
 }
+std::optional<MemoryShortfall> RunResult::out_of_memory() const {
+  if (status != "out_of_memory") return std::nullopt;
+  if (memory_shortfall) return memory_shortfall;
+  if (memory_per_device() > device_memory_capacity)
+    return MemoryShortfall{"device memory", memory_per_device(), device_memory_capacity};
+  return std::nullopt;
+}
 double RunResult::tokens_per_s() const {
   return step_time() > 0 ? plan.tokens_per_step / step_time() : 0;
 }

@@ -28,12 +28,21 @@ std::string human_summary(const RunResult& r) {
   double peak_mem = r.memory_per_device();
   if (!r.ok()) {
     out += fmt::format("  status       {}: {}\n", r.status, r.status_detail);
-    out += fmt::format("  memory       {:.1f} GiB per device needed, {:.0f} GiB available\n", peak_mem / GiB,
-                       r.device_memory_capacity / GiB);
+    // Name what did not fit when it is not device memory: a parameter server short of host DRAM has
+    // devices well within their memory, and the memory line alone would look like a fit.
+    auto shortfall = r.out_of_memory();
+    bool elsewhere = shortfall && peak_mem <= r.device_memory_capacity;
+    if (elsewhere)
+      out += fmt::format("  did not fit  {}: {:.1f} GiB needed, {:.1f} GiB available\n", shortfall->tier,
+                         shortfall->needed_bytes / GiB, shortfall->available_bytes / GiB);
+    out +=
+        fmt::format("  memory       {:.1f} GiB per device needed, {:.1f} GiB available{}\n", peak_mem / GiB,
+                    r.device_memory_capacity / GiB, elsewhere ? " (device memory fits)" : "");
     return out;
   }
-  out += fmt::format("  step time    {}   {:.4g} steps/s, {:.4g} samples/s{}\n", seconds(r.step_time()), 1 / r.step_time(),
-                     r.samples_per_s(), p.tokens_per_step > 0 ? fmt::format(", {:.4g} tokens/s", r.tokens_per_s()) : "");
+  out += fmt::format("  step time    {}   {:.4g} steps/s, {:.4g} samples/s{}\n", seconds(r.step_time()),
+                     1 / r.step_time(), r.samples_per_s(),
+                     p.tokens_per_step > 0 ? fmt::format(", {:.4g} tokens/s", r.tokens_per_s()) : "");
   if (p.peak_flops > 0)
     out += fmt::format(
         "  throughput   {:.1f} TFLOP/s per device   MFU {:.1f}%   HFU {:.1f}%   (peak {:.0f} TFLOP/s {})\n",

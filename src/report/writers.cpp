@@ -1,12 +1,14 @@
 #include "podsim/report/writers.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "podsim/core/csv_writer.hpp"
 
 namespace podsim::report {
 namespace {
@@ -16,13 +18,6 @@ using workload::Category;
 
 std::string num(double v, int digits = 6) {
   return fmt::format("{:.{}g}", v, digits);
-}
-
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 std::string category_column(Category c) {
@@ -67,6 +62,7 @@ const std::vector<std::string>& summary_columns() {
     c.push_back("bubble_s");
     c.insert(c.end(), kSettingColumns.begin(), kSettingColumns.end());
     c.push_back("simulated_tasks");
+    c.insert(c.end(), {"out_of_memory_tier", "memory_needed_GiB", "memory_available_GiB"});
     return c;
   }();
   return columns;
@@ -94,6 +90,11 @@ Row summary_row(const RunResult& r) {
       {"simulated_tasks", std::to_string(r.plan.graph.tasks.size())},
   };
   for (Category c : workload::kChargeOrder) values[category_column(c)] = val(r.mean[c]);
+  if (auto shortfall = r.out_of_memory()) {
+    values["out_of_memory_tier"] = shortfall->tier;
+    values["memory_needed_GiB"] = num(shortfall->needed_bytes / GiB, 4);
+    values["memory_available_GiB"] = num(shortfall->available_bytes / GiB, 4);
+  }
   for (const auto& [k, v] : r.plan.settings) {
     if (std::find(kSettingColumns.begin(), kSettingColumns.end(), k) == kSettingColumns.end())
       throw std::logic_error(
@@ -106,10 +107,9 @@ Row summary_row(const RunResult& r) {
 }
 
 std::string csv_line(const Row& row, bool header) {
-  std::string out;
-  for (size_t i = 0; i < row.size(); ++i)
-    out += (i ? "," : "") + csv_escape(header ? row[i].first : row[i].second);
-  return out + "\n";
+  std::vector<std::string> cells;
+  for (const auto& [column, value] : row) cells.push_back(header ? column : value);
+  return csv_record(cells);
 }
 
 std::string csv(const std::vector<Row>& rows) {
@@ -120,22 +120,33 @@ std::string csv(const std::vector<Row>& rows) {
 }
 
 std::string breakdown_csv(const RunResult& r) {
-  std::string out = "stage";
-  for (Category c : workload::kChargeOrder) out += "," + category_column(c);
-  out += ",bubble_s,total_s,memory_GiB\n";
-  auto line = [&](const std::string& name, const StageBreakdown& s, double mem) {
-    std::string l = name;
-    for (Category c : workload::kChargeOrder) l += "," + num(s[c]);
-    return l + fmt::format(",{},{},{}\n", num(s.idle), num(s.total()), num(mem / GiB, 4));
+  std::vector<std::string> header = {"stage"};
+  for (Category c : workload::kChargeOrder) header.push_back(category_column(c));
+  header.insert(header.end(), {"bubble_s", "total_s", "memory_GiB"});
+  std::string out = csv_record(header);
+  // `time` is null for a run that was not simulated: its time columns stay empty.
+  auto line = [&](const std::string& name, const StageBreakdown* time, double mem) {
+    std::vector<std::string> cells = {name};
+    for (Category c : workload::kChargeOrder) cells.push_back(time ? num((*time)[c]) : "");
+    cells.push_back(time ? num(time->idle) : "");
+    cells.push_back(time ? num(time->total()) : "");
+    cells.push_back(num(mem / GiB, 4));
+    return csv_record(cells);
   };
-  for (const auto& s : r.stages) {
-    std::string name = static_cast<size_t>(s.stage) < r.plan.graph.lane_names.size()
-                           ? r.plan.graph.lane_names[s.stage]
-                           : std::to_string(s.stage);
-    double mem = static_cast<size_t>(s.stage) < r.plan.memory.size() ? r.plan.memory[s.stage].total() : 0;
-    out += line(name, s, mem);
+  auto lane_name = [&](size_t lane) {
+    return lane < r.plan.graph.lane_names.size() ? r.plan.graph.lane_names[lane] : std::to_string(lane);
+  };
+  auto lane_memory = [&](size_t lane) {
+    return lane < r.plan.memory.size() ? r.plan.memory[lane].total() : 0.0;
+  };
+  if (r.ok()) {
+    for (const auto& s : r.stages) out += line(lane_name(s.stage), &s, lane_memory(s.stage));
+    out += line("mean", &r.mean, r.memory_per_device());
+  } else {
+    for (size_t lane = 0; lane < r.plan.memory.size(); ++lane)
+      out += line(lane_name(lane), nullptr, lane_memory(lane));
+    out += line("mean", nullptr, r.memory_per_device());
   }
-  out += line("mean", r.mean, r.memory_per_device());
   return out;
 }
 
@@ -145,6 +156,10 @@ std::string result_json(const RunResult& r) {
   for (const auto& [k, v] : summary_row(r)) summary[k] = v;
   j["summary"] = summary;
   j["status_detail"] = r.status_detail;
+  if (auto shortfall = r.out_of_memory())
+    j["out_of_memory"] = {{"tier", shortfall->tier},
+                          {"needed_GiB", shortfall->needed_bytes / GiB},
+                          {"available_GiB", shortfall->available_bytes / GiB}};
   j["description"] = r.plan.description;
   j["inputs"] = {{"topology_file", r.topology_file}, {"workload_file", r.workload_file}};
   nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
@@ -189,23 +204,19 @@ std::string result_json(const RunResult& r) {
   return j.dump(2) + "\n";
 }
 
-void atomic_write(const std::string& path, const std::string& content) {
-  std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}", tmp));
-    out << content;
-    out.flush();
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}", tmp));
+std::vector<std::string> write_run_outputs(const RunResult& r, const std::string& dir) {
+  prepare_output_directory(dir, "--out");
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"summary.csv", csv({summary_row(r)})},
+      {"breakdown.csv", breakdown_csv(r)},
+      {"result.json", result_json(r)},
+  };
+  std::vector<std::string> written;
+  for (const auto& [name, content] : files) {
+    atomic_write((std::filesystem::path(dir) / name).string(), content);
+    written.push_back(name);
   }
-  std::filesystem::rename(tmp, path);
-}
-
-void write_run_outputs(const RunResult& r, const std::string& dir) {
-  std::filesystem::create_directories(dir);
-  atomic_write(dir + "/summary.csv", csv({summary_row(r)}));
-  if (r.ok()) atomic_write(dir + "/breakdown.csv", breakdown_csv(r));
-  atomic_write(dir + "/result.json", result_json(r));
+  return written;
 }
 
 }  // namespace podsim::report

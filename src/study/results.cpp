@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "podsim/core/csv_table.hpp"
+#include "podsim/core/csv_writer.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/report/writers.hpp"
 
@@ -14,10 +15,7 @@ namespace podsim::study {
 namespace {
 
 std::string escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
+  return csv_field(s);
 }
 
 }  // namespace

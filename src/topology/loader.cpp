@@ -78,11 +78,31 @@ std::map<Precision, double> read_peak_flops(const ConfigNode& device) {
   return peak_flops;
 }
 
-std::string read_profile_path(const ConfigNode& device, const std::string& base_dir) {
-  std::string path = resolve_path(base_dir, device.string("profile"));
-  if (!std::filesystem::exists(path))
-    device.fail("profile", fmt::format("calibration profile {} does not exist", path));
+namespace {
+
+// The file a profile key names, relative to the topology file: an empty name or a directory would
+// otherwise surface later as an error that names neither this file nor the key.
+std::string read_profile_file(const ConfigNode& node, const std::string& key, const std::string& what,
+                              const std::string& base_dir) {
+  std::string name = node.string(key);
+  if (name.empty())
+    node.fail(key, fmt::format("the {} file name is empty; give a path relative to this file, e.g. "
+                               "../calibration/profiles/NAME.yaml",
+                               what));
+  std::string path = resolve_path(base_dir, name);
+  std::error_code ec;
+  auto type = std::filesystem::status(path, ec).type();
+  if (type == std::filesystem::file_type::not_found)
+    node.fail(key, fmt::format("{} {} does not exist", what, path));
+  if (type == std::filesystem::file_type::directory)
+    node.fail(key, fmt::format("{} {} is a directory, not a profile file", what, path));
   return path;
+}
+
+}  // namespace
+
+std::string read_profile_path(const ConfigNode& device, const std::string& base_dir) {
+  return read_profile_file(device, "profile", "calibration profile", base_dir);
 }
 
 long long read_server_count(const ConfigNode& root) {
@@ -105,9 +125,7 @@ DeviceSpec read_device_spec(const ConfigNode& device, const std::string& base_di
 }
 
 void apply_fabric_profile(Topology& topo, const ConfigNode& root, const std::string& base_dir) {
-  std::string path = resolve_path(base_dir, root.string("fabric_profile"));
-  if (!std::filesystem::exists(path))
-    root.fail("fabric_profile", fmt::format("fabric calibration profile {} does not exist", path));
+  std::string path = read_profile_file(root, "fabric_profile", "fabric calibration profile", base_dir);
   topo.fabric_profile = calibration::load_fabric_profile(path);
   for (const auto& [cls, _] : topo.fabric_profile.link_efficiency) {
     try {

@@ -29,7 +29,8 @@ class ConfigNode {
  public:
   ConfigNode(YAML::Node node, std::shared_ptr<const ConfigSource> source, std::string path = "");
 
-  // Loads a file (throws InputError with line/column on YAML syntax errors).
+  // Loads a file (throws InputError with line/column on YAML syntax errors and on a key given twice in
+  // one mapping, and naming the path when it cannot be read or is a directory).
   static ConfigNode load_file(const std::string& file);
   static ConfigNode load_string(const std::string& text, const std::string& name);
 
@@ -46,7 +47,8 @@ class ConfigNode {
   bool is_list(std::string_view key) const;
   std::vector<std::string> keys() const;  // this node as a mapping
 
-  // Typed readers. `what` describes valid values for the error message.
+  // Typed readers. `what` describes valid values for the error message. Numbers and booleans must be
+  // plain YAML scalars (a quoted "96" is text and is rejected), finite and at most 1e15 in magnitude.
   double number(std::string_view key) const;
   double number_or(std::string_view key, double fallback) const;
   double positive(std::string_view key) const;
@@ -87,6 +89,8 @@ class ConfigNode {
   YAML::Node raw(std::string_view key) const;         // marks the key as read
   std::string key_text(const YAML::Node& key) const;  // a mapping key as text; InputError when not a scalar
   std::string key_path(std::string_view key) const;
+  // Fails when `value` is a quoted (text) scalar where `expected` (a number, true or false) is read.
+  void reject_text(std::string_view key, const YAML::Node& value, std::string_view expected) const;
 
   YAML::Node node_;
   std::shared_ptr<const ConfigSource> source_;

@@ -3,6 +3,7 @@
 // Everything else is a bug and surfaces as std::logic_error / std::runtime_error with exit status 1.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -13,16 +14,31 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// What did not fit when a configuration runs out of memory: the memory tier ("device HBM", "host DRAM",
+// "host SSD", "wafer SRAM", "MemoryX", ...) and the bytes one unit of it (a device, a server, a wafer)
+// needed and has. The tier matters because only device memory is in memory_per_device_GiB: a parameter
+// server whose host DRAM overflows has GPUs well within their HBM.
+struct MemoryShortfall {
+  std::string tier;
+  double needed_bytes = 0;
+  double available_bytes = 0;
+};
+
 // A configuration that is valid input but cannot run, e.g. a model that does not fit in device memory.
 // Reported in the results (status column) rather than as an error exit.
 class InfeasibleConfig : public std::runtime_error {
  public:
   InfeasibleConfig(std::string status, const std::string& message)
       : std::runtime_error(message), status_(std::move(status)) {}
+  // Status out_of_memory, with what did not fit.
+  InfeasibleConfig(MemoryShortfall shortfall, const std::string& message)
+      : std::runtime_error(message), status_("out_of_memory"), shortfall_(std::move(shortfall)) {}
   const std::string& status() const { return status_; }
+  const std::optional<MemoryShortfall>& shortfall() const { return shortfall_; }
 
  private:
   std::string status_;
+  std::optional<MemoryShortfall> shortfall_;
 };
 
 // A result that breaks physics or the accounting (MFU above 100%, a lane whose categories do not add up to

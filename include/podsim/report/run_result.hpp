@@ -2,9 +2,11 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/workload/step_plan.hpp"
 
@@ -25,6 +27,8 @@ struct RunResult {
   std::string topology_file, workload_file, topology_name, workload_name, workload_kind;
   std::string status = "ok";  // ok | out_of_memory | ...
   std::string status_detail;
+  // For out_of_memory: what did not fit, as the workload reported it (InfeasibleConfig::shortfall()).
+  std::optional<MemoryShortfall> memory_shortfall;
   workload::StepPlan plan;
   engine::ReplayResult replay;
   std::vector<StageBreakdown> stages;
@@ -41,6 +45,10 @@ struct RunResult {
   double mfu() const;
   double hfu() const;
   double memory_per_device() const;  // peak over lanes, bytes
+  // What did not fit in an out_of_memory run: memory_shortfall when the workload said, otherwise the
+  // device memory when a lane needs more than it has; nothing when the run is not out_of_memory or the
+  // culprit is unknown.
+  std::optional<MemoryShortfall> out_of_memory() const;
   double tokens_per_s() const;
   double samples_per_s() const;
   std::string setting(const std::string& key) const;  // "" when the plan has no such setting

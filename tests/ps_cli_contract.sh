@@ -48,6 +48,14 @@ field() {  # field FILE ROW COLUMN: one cell, by column name
 check "oom: breakdown has no time" test -z "$(field "$tmp/cpu/breakdown.csv" 0 total_s)"
 check "oom: breakdown has memory" test "$(field "$tmp/cpu/breakdown.csv" 0 memory_GiB)" = "258.3"
 check "oom: summary names what did not fit" test -n "$(field "$tmp/cpu/summary.csv" 0 out_of_memory_tier)"
+# Host DRAM, not the GPUs' HBM, is what overflows here: summary.csv must say so (its GPUs fit).
+$PODSIM run -t topologies/gpu-ps-4node.yaml -w $W --set workload.ps.dram_cache_GiB=1000 \
+  --set workload.training.minibatches_per_batch=256 --out "$tmp/dram" > "$tmp/dram.txt" 2>&1
+check "host DRAM: out_of_memory" test "$(field "$tmp/dram/summary.csv" 0 status)" = out_of_memory
+check "host DRAM: named as the tier" test "$(field "$tmp/dram/summary.csv" 0 out_of_memory_tier)" = "host DRAM"
+check "host DRAM: needed > available" python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))' \
+  "$(field "$tmp/dram/summary.csv" 0 memory_needed_GiB)" "$(field "$tmp/dram/summary.csv" 0 memory_available_GiB)"
+check "host DRAM: the terminal says what did not fit" grep -q "did not fit  host DRAM" "$tmp/dram.txt"
 check "oom: needed > available" python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))' \
   "$(field "$tmp/cpu/summary.csv" 0 memory_needed_GiB)" "$(field "$tmp/cpu/summary.csv" 0 memory_available_GiB)"
 

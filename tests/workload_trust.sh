@@ -58,8 +58,10 @@ expect_error "tiny gradient buckets" "parallel.dp_bucket_MB.*from 0.001 to" \
   run -t topologies/dgx-a100-superpod.yaml -w workloads/gpt3-175b.yaml --set workload.parallel.dp_bucket_MB=1e-6
 expect_error "embedding dimension 1e9" "model.embedding.dimension.*at most 65536" \
   run -t topologies/gpu-ps-4node.yaml -w workloads/ctr-sparse-ps.yaml --set workload.model.embedding.dimension=1e9
-expect_error "capacity factor 1e300" "model.capacity_factor.*at most 1000" \
+expect_error "capacity factor 1e300" "model.capacity_factor.*out of range" \
   run -t topologies/tpu-v3-pod.yaml -w workloads/gshard-moe.yaml --set workload.model.capacity_factor=1e300
+expect_error "capacity factor 1001" "model.capacity_factor.*at most 1000" \
+  run -t topologies/tpu-v3-pod.yaml -w workloads/gshard-moe.yaml --set workload.model.capacity_factor=1001
 expect_error "fp8 on an A100" "training.precision.*A100.*valid on this device: .*bf16" \
   run -t topologies/dgx-a100-superpod.yaml -w workloads/gpt3-175b.yaml --set workload.training.precision=fp8
 

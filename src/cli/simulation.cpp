@@ -62,6 +62,7 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
   std::vector<report::CandidateOutcome> outcomes;
   int chosen = -1;
   std::string infeasible_status, infeasible_detail;
+  std::optional<MemoryShortfall> infeasible_shortfall;
   std::vector<std::string> log;
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (progress && candidates.size() > 1)
@@ -76,6 +77,7 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
       if (infeasible_detail.empty()) {  // candidates come smallest first: report the first one
         infeasible_status = e.status();
         infeasible_detail = e.what();
+        infeasible_shortfall = e.shortfall();
       }
       continue;
     }
@@ -103,6 +105,7 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
   if (chosen < 0) {
     best.status = infeasible_status;
     best.status_detail = infeasible_detail;
+    best.memory_shortfall = infeasible_shortfall;
     best.plan = model.describe_infeasible(0);
   }
   report::check_invariants(best, topo);

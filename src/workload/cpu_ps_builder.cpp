@@ -118,7 +118,7 @@ class Builder {
                                static_cast<long long>(std::ceil(w_.model.embedding.table_bytes() / room)))
                  : std::string("the server's DRAM cannot even hold the buffers");
     throw InfeasibleConfig(
-        "out_of_memory",
+        MemoryShortfall{"server DRAM", mem.total(), topo_.device.hbm_bytes},
         fmt::format(
             "DRAM: each of {} servers holds 1/{} of the {:.3g} TB table = {:.1f} GiB, plus {:.1f} GiB of "
             "MLP, buffers and framework, but has {:.0f} GiB; {}",

@@ -116,7 +116,7 @@ class Builder {
       if (w_.group_tokens() > 1024)
         hint += " or a smaller model.group_size (dispatch masks grow as its square)";
       throw InfeasibleConfig(
-          "out_of_memory",
+          MemoryShortfall{"device HBM", m.total(), topo_.device.hbm_bytes},
           fmt::format("a device needs {:.1f} GiB (weights {:.1f} of which experts {:.1f}, gradients {:.1f}, "
                       "optimizer {:.1f}, activations {:.1f}, buffers {:.1f}, framework {:.1f}) but a {} has "
                       "{:.0f} GiB; try {}",

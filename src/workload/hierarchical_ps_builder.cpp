@@ -96,7 +96,7 @@ class Builder {
     auto mem = memory();
     if (mem.total() > topo_.device.hbm_bytes)
       throw InfeasibleConfig(
-          "out_of_memory",
+          MemoryShortfall{"device HBM", mem.total(), topo_.device.hbm_bytes},
           fmt::format(
               "the working set of {:.3g} rows per server needs {:.1f} GiB per GPU (rows and optimizer "
               "state {:.1f}, MLP and activations {:.2f}, buffers {:.2f}, framework {:.1f}) but a {} has "
@@ -107,14 +107,14 @@ class Builder {
               topo_.device.name, topo_.device.hbm_bytes / GiB, m_));
     if (w_.ps.dram_cache_bytes + t_.dram_staging_bytes > h.memory_bytes)
       throw InfeasibleConfig(
-          "out_of_memory",
+          MemoryShortfall{"host DRAM", w_.ps.dram_cache_bytes + t_.dram_staging_bytes, h.memory_bytes},
           fmt::format("host DRAM: the {:.0f} GiB hot-key cache and {:.0f} GiB of staging (the batches being "
                       "loaded and the one being dumped) exceed the {:.0f} GiB per server; use a smaller "
                       "ps.dram_cache_GiB or fewer training.minibatches_per_batch",
                       w_.ps.dram_cache_bytes / GiB, t_.dram_staging_bytes / GiB, h.memory_bytes / GiB));
     if (t_.ssd_shard_bytes > h.ssd_bytes)
       throw InfeasibleConfig(
-          "out_of_memory",
+          MemoryShortfall{"host SSD", t_.ssd_shard_bytes, h.ssd_bytes},
           fmt::format("SSD: each server stores 1/{} of the {:.3g} TB table = {:.3g} TB but has {:.3g} TB; "
                       "use at least {} servers",
                       n_, w_.model.embedding.table_bytes() / 1e12, t_.ssd_shard_bytes / 1e12,

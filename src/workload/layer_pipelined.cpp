@@ -220,8 +220,12 @@ class Builder {
     StepPlan plan = describe();
     if (!layout_.placement) {
       const auto& mem = plan.memory.front();
+      // The whole model may fit the wafer's SRAM and still no placement give every block the cores its
+      // memory needs: name which.
+      bool too_big = mem.total() > spec_.sram_bytes;
       throw InfeasibleConfig(
-          "out_of_memory",
+          MemoryShortfall{too_big ? "wafer SRAM" : "wafer SRAM (no placement of the blocks fits)",
+                          mem.total(), spec_.sram_bytes},
           fmt::format(
               "layer-pipelined training keeps the whole model on the wafer: {:.1f} GiB (weights {:.1f}, "
               "gradients {:.1f}, optimizer {:.1f}, activations {:.1f}, buffers {:.1f}, runtime {:.1f}) but "

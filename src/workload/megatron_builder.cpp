@@ -130,7 +130,7 @@ class Builder {
       for (size_t i = 0; i < ideas.size(); ++i)
         hint += (i == 0 ? "" : i + 1 == ideas.size() ? " or " : ", ") + ideas[i];
       throw InfeasibleConfig(
-          "out_of_memory",
+          MemoryShortfall{"device HBM", m.total(), topo_.device.hbm_bytes},
           fmt::format(
               "stage {} needs {:.1f} GiB per device (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
               "activations {:.1f}, buffers {:.1f}, framework {:.1f}) but a {} has {:.0f} GiB; try {}",

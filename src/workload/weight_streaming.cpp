@@ -169,7 +169,7 @@ class Builder {
   void check_fits(const MemoryBreakdown& mem) const {
     if (mem.total() > spec_.sram_bytes)
       throw InfeasibleConfig(
-          "out_of_memory",
+          MemoryShortfall{"wafer SRAM", mem.total(), spec_.sram_bytes},
           fmt::format(
               "weight streaming with micro-batch {} needs {:.1f} GiB of wafer SRAM (activations {:.1f}, "
               "stream buffers {:.1f}, runtime {:.1f}) but a {} has {:.1f} GiB; try a smaller "
@@ -180,7 +180,7 @@ class Builder {
     double store = total_params(w_.model) * kMemoryXBytesPerParam;
     if (store > spec_.memoryx_capacity_bytes)
       throw InfeasibleConfig(
-          "out_of_memory",
+          MemoryShortfall{"MemoryX", store, spec_.memoryx_capacity_bytes},
           fmt::format(
               "MemoryX needs {:.1f} TB for the weights and optimizer state ({:.0f} bytes per parameter) "
               "but holds {:.1f} TB; raise topology.memoryx.capacity_TB (MemoryX scales to 2400)",

@@ -1,6 +1,7 @@
 #include "podsim/engine/replay.hpp"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/log.h>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <queue>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
@@ -334,8 +336,10 @@ ReplayOptions default_replay_options() {
   return o;
 }
 
-ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& graph,
-                               const ReplayOptions& options) {
+namespace {
+
+ReplayResult replay_on_this_stack(const topology::Topology& topo, const TaskGraph& graph,
+                                  const ReplayOptions& options, size_t stack_bytes) {
   int argc = 1;
   char name[] = "podsim";
   char* argv[] = {name, nullptr};
@@ -343,6 +347,8 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   xbt_log_control_set("root.thresh:warning");
   engine.set_config("host/model:ptask_L07");
   engine.set_config("network/crosstraffic:0");
+  // The replay actor gets as much stack as the engine thread (SimGrid's default is 8 MiB), in KiB.
+  engine.set_config(fmt::format("contexts/stack-size:{}", stack_bytes / 1024));
   ReplayResult result;
   Platform platform = build_platform(topo, graph);
   result.hosts = platform.hosts;
@@ -358,6 +364,59 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   engine.run();
   if (!error.empty()) throw std::runtime_error(error);
   return result;
+}
+
+struct EngineThread {
+  const topology::Topology& topo;
+  const TaskGraph& graph;
+  const ReplayOptions& options;
+  size_t stack_bytes;
+  ReplayResult result;
+  std::exception_ptr error;
+};
+
+void* run_engine_thread(void* arg) {
+  auto* job = static_cast<EngineThread*>(arg);
+  try {
+    job->result = replay_on_this_stack(job->topo, job->graph, job->options, job->stack_bytes);
+  } catch (...) {
+    job->error = std::current_exception();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+size_t simgrid_stack_bytes(const topology::Topology& topo) {
+  // Every SimGrid host and link is one LMM constraint; the platform has at most one host per device and one
+  // link per topology link direction, plus the replay driver and SimGrid's loopback.
+  long long constraints = static_cast<long long>(topo.device_count()) + 2LL * topo.links.size() + 2;
+  constexpr size_t kBytesPerConstraint =
+      256;                             // 96 measured (x86-64, Debian 3.32), with room for other builds
+  constexpr size_t kBase = 64u << 20;  // everything that is not the constraint walk
+  return kBase + static_cast<size_t>(constraints) * kBytesPerConstraint;
+}
+
+ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& graph,
+                               const ReplayOptions& options) {
+  // SimGrid 3.32's selective update (System::update_modified_cnst_set_rec) recurses once per constraint of
+  // the connected component it walks, in the maestro, i.e. on the thread that runs the engine. A large
+  // fabric makes that component deep: 16,384 DGX nodes overflowed the default 8 MiB stack (issue 11). So
+  // the engine runs on a thread whose stack is sized from the platform, whatever `ulimit -s` says; only the
+  // pages the walk touches are ever committed.
+  EngineThread job{topo, graph, options, simgrid_stack_bytes(topo), {}, nullptr};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  int rc = pthread_attr_setstacksize(&attr, job.stack_bytes);
+  pthread_t thread;
+  if (rc == 0) rc = pthread_create(&thread, &attr, run_engine_thread, &job);
+  pthread_attr_destroy(&attr);
+  if (rc != 0)
+    throw std::runtime_error(fmt::format("cannot start the simulation thread with a {:.0f} MiB stack: {}",
+                                         job.stack_bytes / 1048576.0, std::strerror(rc)));
+  pthread_join(thread, nullptr);
+  if (job.error) std::rethrow_exception(job.error);
+  return std::move(job.result);
 }
 
 ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph, const ReplayOptions& options) {

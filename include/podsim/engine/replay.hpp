@@ -16,6 +16,7 @@
 //   its results back through a pipe. The parent never initializes SimGrid and can replay many graphs.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,12 @@ struct ReplayResult {
 ReplayResult replay(const topology::Topology& topo, const workload::TaskGraph& graph,
                     const ReplayOptions& options = default_replay_options());
 
-// Runs in this process (SimGrid can then not be used again here). For the child side and for tools.
+// Stack given to the thread that runs SimGrid and to the replay actor: SimGrid 3.32 walks the constraint
+// graph recursively, one frame per constraint, so the stack grows with the platform (see replay.cpp).
+size_t simgrid_stack_bytes(const topology::Topology& topo);
+
+// Runs in this process (SimGrid can then not be used again here), on a thread with simgrid_stack_bytes()
+// of stack. For the child side and for tools.
 ReplayResult replay_in_process(const topology::Topology& topo, const workload::TaskGraph& graph,
                                const ReplayOptions& options = default_replay_options());
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
@@ -217,4 +218,22 @@ TEST(Engine, DeepConstraintComponentDoesNotOverflowTheStack) {
   auto closed = engine::replay(topo, g);
   EXPECT_EQ(closed.simgrid_activities, 2);
   EXPECT_NEAR(simulated.makespan / closed.makespan, 1.0, 1e-9);
+}
+
+// A phase among more devices than SimGrid's dense parallel-task matrix allows is refused before the replay
+// starts, with what to change, rather than exhausting memory halfway (issue 11).
+TEST(Engine, PhaseTooWideForSimGridIsAnInputError) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1024"}});
+  network::CommPhase wide;  // 6,000 devices: a 6000 x 6000 matrix of doubles is 275 MiB
+  for (int d = 0; d < 6000; ++d) wide.flows.push_back({d, (d + 1) % 6000, 1e6});
+  TaskGraph g = single({wide});
+  try {
+    engine::check_replayable(topo, g);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fewer data-parallel replicas"), std::string::npos) << e.what();
+  }
+  network::CommPhase narrow;  // 5,000 devices: 191 MiB, accepted
+  for (int d = 0; d < 5000; ++d) narrow.flows.push_back({d, (d + 1) % 5000, 1e6});
+  EXPECT_NO_THROW(engine::check_replayable(topo, single({narrow})));
 }

@@ -7,6 +7,7 @@
 #include <xbt/log.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -16,6 +17,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "podsim/core/error.hpp"
 #include "podsim/engine/platform.hpp"
 
 namespace podsim::engine {
@@ -419,7 +421,36 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   return std::move(job.result);
 }
 
+void check_replayable(const topology::Topology& topo, const TaskGraph& graph) {
+  // A phase is one SimGrid parallel task, whose bytes are a dense hosts x hosts matrix (the 3.32 API has no
+  // sparse form) that SimGrid scans whole twice when the task starts. Refuse, before forking, a phase whose
+  // matrix alone would take more memory than a CI machine can spare.
+  constexpr double kMaxMatrixBytes = 256.0 * 1048576;
+  std::vector<int> seen(topo.device_count(), -1);
+  int stamp = 0;
+  for (const auto& plan : graph.plans)
+    for (const auto& phase : plan) {
+      long long hosts = 0;
+      ++stamp;
+      for (const auto& f : phase.flows) {
+        if (f.src == f.dst || f.bytes <= 0) continue;
+        for (int d : {f.src, f.dst})
+          if (seen[d] != stamp) seen[d] = stamp, hosts++;
+      }
+      double matrix = 8.0 * hosts * hosts;
+      if (matrix > kMaxMatrixBytes)
+        throw InputError(fmt::format(
+            "one communication phase of this step moves {} flows among {} devices; SimGrid would need a "
+            "{}x{} matrix ({:.0f} MiB) for it, more than podsim's limit of {:.0f} MiB per phase (about {} "
+            "devices); use fewer data-parallel replicas (fewer topology.nodes, or more tensor or pipeline "
+            "parallelism)",
+            phase.flows.size(), hosts, hosts, hosts, matrix / 1048576, kMaxMatrixBytes / 1048576,
+            static_cast<long long>(std::sqrt(kMaxMatrixBytes / 8))));
+    }
+}
+
 ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph, const ReplayOptions& options) {
+  check_replayable(topo, graph);
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
   std::fflush(nullptr);

@@ -50,7 +50,11 @@ struct ReplayResult {
   int hosts = 0, links = 0;          // platform actually instantiated (only what the graph touches)
 };
 
-// Runs in a forked child; throws std::runtime_error when the simulation fails.
+// Throws InputError (exit 2, with what to change) for a graph that SimGrid cannot replay in reasonable
+// memory: a phase among so many devices that its dense parallel-task matrix exceeds 256 MiB.
+void check_replayable(const topology::Topology& topo, const workload::TaskGraph& graph);
+
+// Runs in a forked child after check_replayable; throws std::runtime_error when the simulation fails.
 ReplayResult replay(const topology::Topology& topo, const workload::TaskGraph& graph,
                     const ReplayOptions& options = default_replay_options());
 

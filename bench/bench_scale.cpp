@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
     auto r = engine::replay(topo, step.graph);
     fmt::print("{:>6} {:>7} {:>6} {:>7} {:>8} {:>8} {:>5.0f}Mi {:>9.2f} {:>9.2f} {:>10.6f}\n", nodes,
                topo.device_count(), dp, step.graph.tasks.size(), r.hosts, r.links,
-               engine::simgrid_stack_bytes(topo) / 1048576.0, build, seconds_since(t1), r.makespan);
+               engine::simgrid_stack_bytes(r.hosts, r.links) / 1048576.0, build, seconds_since(t1),
+               r.makespan);
     std::fflush(stdout);
   }
 }

@@ -341,7 +341,7 @@ ReplayOptions default_replay_options() {
 namespace {
 
 ReplayResult replay_on_this_stack(const topology::Topology& topo, const TaskGraph& graph,
-                                  const ReplayOptions& options, size_t stack_bytes) {
+                                  const ReplayOptions& options, const PlatformUse& use, size_t stack_bytes) {
   int argc = 1;
   char name[] = "podsim";
   char* argv[] = {name, nullptr};
@@ -352,7 +352,7 @@ ReplayResult replay_on_this_stack(const topology::Topology& topo, const TaskGrap
   // The replay actor gets as much stack as the engine thread (SimGrid's default is 8 MiB), in KiB.
   engine.set_config(fmt::format("contexts/stack-size:{}", stack_bytes / 1024));
   ReplayResult result;
-  Platform platform = build_platform(topo, graph);
+  Platform platform = build_platform(topo, use);
   result.hosts = platform.hosts;
   result.links = platform.links;
   std::string error;
@@ -372,6 +372,7 @@ struct EngineThread {
   const topology::Topology& topo;
   const TaskGraph& graph;
   const ReplayOptions& options;
+  const PlatformUse& use;
   size_t stack_bytes;
   ReplayResult result;
   std::exception_ptr error;
@@ -380,7 +381,7 @@ struct EngineThread {
 void* run_engine_thread(void* arg) {
   auto* job = static_cast<EngineThread*>(arg);
   try {
-    job->result = replay_on_this_stack(job->topo, job->graph, job->options, job->stack_bytes);
+    job->result = replay_on_this_stack(job->topo, job->graph, job->options, job->use, job->stack_bytes);
   } catch (...) {
     job->error = std::current_exception();
   }
@@ -389,10 +390,10 @@ void* run_engine_thread(void* arg) {
 
 }  // namespace
 
-size_t simgrid_stack_bytes(const topology::Topology& topo) {
-  // Every SimGrid host and link is one LMM constraint; the platform has at most one host per device and one
-  // link per topology link direction, plus the replay driver and SimGrid's loopback.
-  long long constraints = static_cast<long long>(topo.device_count()) + 2LL * topo.links.size() + 2;
+size_t simgrid_stack_bytes(long long hosts, long long links) {
+  // Every SimGrid host and link is one LMM constraint; the platform adds the replay driver and SimGrid's
+  // loopback link.
+  long long constraints = hosts + links + 2;
   constexpr size_t kBytesPerConstraint =
       256;                             // 96 measured (x86-64, Debian 3.32), with room for other builds
   constexpr size_t kBase = 64u << 20;  // everything that is not the constraint walk
@@ -406,7 +407,8 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   // fabric makes that component deep: 16,384 DGX nodes overflowed the default 8 MiB stack (issue 11). So
   // the engine runs on a thread whose stack is sized from the platform, whatever `ulimit -s` says; only the
   // pages the walk touches are ever committed.
-  EngineThread job{topo, graph, options, simgrid_stack_bytes(topo), {}, nullptr};
+  PlatformUse use = platform_use(topo, graph);
+  EngineThread job{topo, graph, options, use, simgrid_stack_bytes(use.hosts, use.link_dirs), {}, nullptr};
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   int rc = pthread_attr_setstacksize(&attr, job.stack_bytes);

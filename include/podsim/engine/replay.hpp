@@ -58,9 +58,10 @@ void check_replayable(const topology::Topology& topo, const workload::TaskGraph&
 ReplayResult replay(const topology::Topology& topo, const workload::TaskGraph& graph,
                     const ReplayOptions& options = default_replay_options());
 
-// Stack given to the thread that runs SimGrid and to the replay actor: SimGrid 3.32 walks the constraint
-// graph recursively, one frame per constraint, so the stack grows with the platform (see replay.cpp).
-size_t simgrid_stack_bytes(const topology::Topology& topo);
+// Stack given to the thread that runs SimGrid and to the replay actor for a platform of `hosts` hosts and
+// `links` links: SimGrid 3.32 walks the constraint graph recursively, one frame per constraint, so the
+// stack grows with the platform (see replay.cpp).
+size_t simgrid_stack_bytes(long long hosts, long long links);
 
 // Runs in this process (SimGrid can then not be used again here), on a thread with simgrid_stack_bytes()
 // of stack. For the child side and for tools.

@@ -32,8 +32,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
   if (sizes.empty()) sizes = {8192, 10240, 16384};
   const std::string root = PODSIM_SOURCE_DIR;
-  fmt::print("{:>6} {:>7} {:>6} {:>7} {:>8} {:>8} {:>7} {:>9} {:>9} {:>10}\n", "nodes", "devices", "dp",
-             "tasks", "hosts", "links", "stack", "build_s", "replay_s", "step_s");
+  fmt::print("{:>6} {:>7} {:>6} {:>7} {:>8} {:>8} {:>7} {:>9} {:>9} {:>10} {:>8} {:>8}\n", "nodes", "devices",
+             "dp", "tasks", "hosts", "links", "stack", "build_s", "replay_s", "step_s", "simgrid", "closed");
   for (int nodes : sizes) {
     auto t0 = std::chrono::steady_clock::now();
     auto topo = topology::load_topology(root + "/topologies/dgx-a100-superpod.yaml",
@@ -46,10 +46,10 @@ int main(int argc, char** argv) {
     double build = seconds_since(t0);
     auto t1 = std::chrono::steady_clock::now();
     auto r = engine::replay(topo, step.graph);
-    fmt::print("{:>6} {:>7} {:>6} {:>7} {:>8} {:>8} {:>5.0f}Mi {:>9.2f} {:>9.2f} {:>10.6f}\n", nodes,
-               topo.device_count(), dp, step.graph.tasks.size(), r.hosts, r.links,
+    fmt::print("{:>6} {:>7} {:>6} {:>7} {:>8} {:>8} {:>5.0f}Mi {:>9.2f} {:>9.2f} {:>10.6f} {:>8} {:>8}\n",
+               nodes, topo.device_count(), dp, step.graph.tasks.size(), r.hosts, r.links,
                engine::simgrid_stack_bytes(r.hosts, r.links) / 1048576.0, build, seconds_since(t1),
-               r.makespan);
+               r.makespan, r.simgrid_activities, r.closed_form_phases);
     std::fflush(stdout);
   }
 }

@@ -27,3 +27,6 @@ measure "Megatron 1T, 3072 A100 (Table 1)" -t $A100 -w $GPT3 $ONE_T
 measure "GPT-3 175B, 1024 A100, auto (5 runs)" -t $A100 -w $GPT3
 echo
 taskset -c 0 build/bench/podsim_bench --benchmark_counters_tabular=true
+echo
+echo "very large SuperPODs (8 microbatches, v=1; minutes per size):"
+taskset -c 0 build/bench/podsim_bench_scale

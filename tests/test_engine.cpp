@@ -1,8 +1,10 @@
 // The SimGrid replay: closed forms on an idle network, contention, timers, determinism.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cmath>
 
+#include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
@@ -165,4 +167,73 @@ TEST(Engine, ClosedFormWhileAloneMatchesSimGridEverywhere) {
     EXPECT_GT(a.closed_form_phases, 0);
     EXPECT_LT(a.simgrid_activities, b.simgrid_activities);
   }
+}
+
+// SimGrid 3.32's selective update walks the constraints that share variables recursively, one stack frame
+// (96 bytes) per constraint of the connected component, on the thread running the engine. 16,384 DGX
+// nodes overflowed the 8 MiB default stack that way (issue 11). Here a chain of phases that touch each
+// other through shared hosts makes one component of ~100,000 constraints, which needs a few MiB of stack:
+// under a 1 MiB `ulimit -s` it crashed before the replay sized its own stack from the platform.
+TEST(Engine, DeepConstraintComponentDoesNotOverflowTheStack) {
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_STACK, &saved), 0);
+  rlimit small = saved;
+  small.rlim_cur = 1 << 20;
+  ASSERT_EQ(setrlimit(RLIMIT_STACK, &small), 0);
+  struct Restore {
+    rlimit r;
+    ~Restore() { setrlimit(RLIMIT_STACK, &r); }
+  } restore{saved};
+
+  const int nodes = 3600;
+  // No latency anywhere: every phase takes off at t=0 and all finish together, so SimGrid walks the whole
+  // component once (at the first completion) and the test stays fast.
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", std::to_string(nodes)},
+                                                            {"fabric.hop_latency_us", "0"},
+                                                            {"node.pcie_latency_us", "0"},
+                                                            {"node.scale_up.latency_us", "0"}});
+  const int devices = topo.device_count();
+  TaskGraph g;
+  g.stages = 1;
+  for (int n = 0; n < nodes; ++n) {
+    network::CommPhase phase;  // GPU 0 -> 1 -> ... -> 7 of server n -> GPU 0 of server n + 1
+    for (int gpu = 0; gpu < 8; ++gpu) phase.flows.push_back({n * 8 + gpu, (n * 8 + gpu + 1) % devices, 1e6});
+    Task t;
+    t.stage = 0;
+    t.plan = g.add_plan({phase});
+    g.add_task(t);
+  }
+  // A transfer that starts while the chain is in flight: SimGrid then walks the whole component.
+  Task late;
+  late.stage = 0;
+  late.compute_seconds = 1e-6;
+  late.plan = g.add_plan({network::CommPhase{{{1, 0, 1e5}}, 0}});
+  g.add_task(late);
+  engine::ReplayOptions all_simgrid;
+  all_simgrid.closed_form_when_alone = false;
+  auto simulated = engine::replay(topo, g, all_simgrid);
+  EXPECT_EQ(simulated.simgrid_activities, nodes + 1);
+  EXPECT_GT(simulated.hosts + simulated.links, 87000);
+  // Only the late transfer and the first server's phase share links: the other phases run in closed form.
+  auto closed = engine::replay(topo, g);
+  EXPECT_EQ(closed.simgrid_activities, 2);
+  EXPECT_NEAR(simulated.makespan / closed.makespan, 1.0, 1e-9);
+}
+
+// A phase among more devices than SimGrid's dense parallel-task matrix allows is refused before the replay
+// starts, with what to change, rather than exhausting memory halfway (issue 11).
+TEST(Engine, PhaseTooWideForSimGridIsAnInputError) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1024"}});
+  network::CommPhase wide;  // 6,000 devices: a 6000 x 6000 matrix of doubles is 275 MiB
+  for (int d = 0; d < 6000; ++d) wide.flows.push_back({d, (d + 1) % 6000, 1e6});
+  TaskGraph g = single({wide});
+  try {
+    engine::check_replayable(topo, g);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fewer data-parallel replicas"), std::string::npos) << e.what();
+  }
+  network::CommPhase narrow;  // 5,000 devices: 191 MiB, accepted
+  for (int d = 0; d < 5000; ++d) narrow.flows.push_back({d, (d + 1) % 5000, 1e6});
+  EXPECT_NO_THROW(engine::check_replayable(topo, single({narrow})));
 }

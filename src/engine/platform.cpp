@@ -39,10 +39,12 @@ class TopologyZone final : public kr::NetZoneImpl {
 
 }  // namespace
 
-Platform build_platform(const topology::Topology& topo, const workload::TaskGraph& graph) {
-  // Which devices and link directions the graph's flows use.
-  std::vector<char> used_device(topo.device_count(), 0);
-  std::vector<char> used_link(topo.links.size() * 2, 0);
+PlatformUse platform_use(const topology::Topology& topo, const workload::TaskGraph& graph) {
+  PlatformUse use;
+  std::vector<char>& used_device = use.device;
+  std::vector<char>& used_link = use.link_dir;
+  used_device.assign(topo.device_count(), 0);
+  used_link.assign(topo.links.size() * 2, 0);
   std::unordered_set<long long> pairs;
   topology::Route route;
   for (const auto& plan : graph.plans)
@@ -55,6 +57,14 @@ Platform build_platform(const topology::Topology& topo, const workload::TaskGrap
         topo.router().route(topo.device_vertex[f.src], topo.device_vertex[f.dst], route);
         for (const auto& hop : route) used_link[hop.link * 2 + (hop.forward ? 0 : 1)] = 1;
       }
+  for (char u : used_device) use.hosts += u;
+  for (char u : used_link) use.link_dirs += u;
+  return use;
+}
+
+Platform build_platform(const topology::Topology& topo, const PlatformUse& use) {
+  const std::vector<char>& used_device = use.device;
+  const std::vector<char>& used_link = use.link_dir;
 
   auto* zone = new TopologyZone(topo);  // owned by the SimGrid engine once created
   sg4::NetZone* iface = zone->get_iface();

@@ -1,19 +1,23 @@
 #include "podsim/engine/replay.hpp"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xbt/log.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <queue>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "podsim/core/error.hpp"
 #include "podsim/engine/platform.hpp"
 
 namespace podsim::engine {
@@ -334,8 +338,10 @@ ReplayOptions default_replay_options() {
   return o;
 }
 
-ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& graph,
-                               const ReplayOptions& options) {
+namespace {
+
+ReplayResult replay_on_this_stack(const topology::Topology& topo, const TaskGraph& graph,
+                                  const ReplayOptions& options, const PlatformUse& use, size_t stack_bytes) {
   int argc = 1;
   char name[] = "podsim";
   char* argv[] = {name, nullptr};
@@ -343,8 +349,10 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   xbt_log_control_set("root.thresh:warning");
   engine.set_config("host/model:ptask_L07");
   engine.set_config("network/crosstraffic:0");
+  // The replay actor gets as much stack as the engine thread (SimGrid's default is 8 MiB), in KiB.
+  engine.set_config(fmt::format("contexts/stack-size:{}", stack_bytes / 1024));
   ReplayResult result;
-  Platform platform = build_platform(topo, graph);
+  Platform platform = build_platform(topo, use);
   result.hosts = platform.hosts;
   result.links = platform.links;
   std::string error;
@@ -360,7 +368,91 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   return result;
 }
 
+struct EngineThread {
+  const topology::Topology& topo;
+  const TaskGraph& graph;
+  const ReplayOptions& options;
+  const PlatformUse& use;
+  size_t stack_bytes;
+  ReplayResult result;
+  std::exception_ptr error;
+};
+
+void* run_engine_thread(void* arg) {
+  auto* job = static_cast<EngineThread*>(arg);
+  try {
+    job->result = replay_on_this_stack(job->topo, job->graph, job->options, job->use, job->stack_bytes);
+  } catch (...) {
+    job->error = std::current_exception();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+size_t simgrid_stack_bytes(long long hosts, long long links) {
+  // Every SimGrid host and link is one LMM constraint; the platform adds the replay driver and SimGrid's
+  // loopback link.
+  long long constraints = hosts + links + 2;
+  constexpr size_t kBytesPerConstraint =
+      256;                             // 96 measured (x86-64, Debian 3.32), with room for other builds
+  constexpr size_t kBase = 64u << 20;  // everything that is not the constraint walk
+  return kBase + static_cast<size_t>(constraints) * kBytesPerConstraint;
+}
+
+ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& graph,
+                               const ReplayOptions& options) {
+  // SimGrid 3.32's selective update (System::update_modified_cnst_set_rec) recurses once per constraint of
+  // the connected component it walks, in the maestro, i.e. on the thread that runs the engine. A large
+  // fabric makes that component deep: 16,384 DGX nodes overflowed the default 8 MiB stack (issue 11). So
+  // the engine runs on a thread whose stack is sized from the platform, whatever `ulimit -s` says; only the
+  // pages the walk touches are ever committed.
+  PlatformUse use = platform_use(topo, graph);
+  EngineThread job{topo, graph, options, use, simgrid_stack_bytes(use.hosts, use.link_dirs), {}, nullptr};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  int rc = pthread_attr_setstacksize(&attr, job.stack_bytes);
+  pthread_t thread;
+  if (rc == 0) rc = pthread_create(&thread, &attr, run_engine_thread, &job);
+  pthread_attr_destroy(&attr);
+  if (rc != 0)
+    throw std::runtime_error(fmt::format("cannot start the simulation thread with a {:.0f} MiB stack: {}",
+                                         job.stack_bytes / 1048576.0, std::strerror(rc)));
+  pthread_join(thread, nullptr);
+  if (job.error) std::rethrow_exception(job.error);
+  return std::move(job.result);
+}
+
+void check_replayable(const topology::Topology& topo, const TaskGraph& graph) {
+  // A phase is one SimGrid parallel task, whose bytes are a dense hosts x hosts matrix (the 3.32 API has no
+  // sparse form) that SimGrid scans whole twice when the task starts. Refuse, before forking, a phase whose
+  // matrix alone would take more memory than a CI machine can spare.
+  constexpr double kMaxMatrixBytes = 256.0 * 1048576;
+  std::vector<int> seen(topo.device_count(), -1);
+  int stamp = 0;
+  for (const auto& plan : graph.plans)
+    for (const auto& phase : plan) {
+      long long hosts = 0;
+      ++stamp;
+      for (const auto& f : phase.flows) {
+        if (f.src == f.dst || f.bytes <= 0) continue;
+        for (int d : {f.src, f.dst})
+          if (seen[d] != stamp) seen[d] = stamp, hosts++;
+      }
+      double matrix = 8.0 * hosts * hosts;
+      if (matrix > kMaxMatrixBytes)
+        throw InputError(fmt::format(
+            "one communication phase of this step moves {} flows among {} devices; SimGrid would need a "
+            "{}x{} matrix ({:.0f} MiB) for it, more than podsim's limit of {:.0f} MiB per phase (about {} "
+            "devices); use fewer data-parallel replicas (fewer topology.nodes, or more tensor or pipeline "
+            "parallelism)",
+            phase.flows.size(), hosts, hosts, hosts, matrix / 1048576, kMaxMatrixBytes / 1048576,
+            static_cast<long long>(std::sqrt(kMaxMatrixBytes / 8))));
+    }
+}
+
 ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph, const ReplayOptions& options) {
+  check_replayable(topo, graph);
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
   std::fflush(nullptr);

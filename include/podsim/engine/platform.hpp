@@ -21,7 +21,15 @@ struct Platform {
   int hosts = 0, links = 0;
 };
 
+// The part of the topology the graph's flows touch: what build_platform instantiates.
+struct PlatformUse {
+  std::vector<char> device;    // device rank -> used
+  std::vector<char> link_dir;  // link * 2 + (forward ? 0 : 1) -> used
+  long long hosts = 0, link_dirs = 0;
+};
+PlatformUse platform_use(const topology::Topology& topo, const workload::TaskGraph& graph);
+
 // Must be called once, in a process whose SimGrid engine is configured for ptask_L07 and has no zone yet.
-Platform build_platform(const topology::Topology& topo, const workload::TaskGraph& graph);
+Platform build_platform(const topology::Topology& topo, const PlatformUse& use);
 
 }  // namespace podsim::engine

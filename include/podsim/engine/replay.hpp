@@ -16,6 +16,7 @@
 //   its results back through a pipe. The parent never initializes SimGrid and can replay many graphs.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -49,11 +50,21 @@ struct ReplayResult {
   int hosts = 0, links = 0;          // platform actually instantiated (only what the graph touches)
 };
 
-// Runs in a forked child; throws std::runtime_error when the simulation fails.
+// Throws InputError (exit 2, with what to change) for a graph that SimGrid cannot replay in reasonable
+// memory: a phase among so many devices that its dense parallel-task matrix exceeds 256 MiB.
+void check_replayable(const topology::Topology& topo, const workload::TaskGraph& graph);
+
+// Runs in a forked child after check_replayable; throws std::runtime_error when the simulation fails.
 ReplayResult replay(const topology::Topology& topo, const workload::TaskGraph& graph,
                     const ReplayOptions& options = default_replay_options());
 
-// Runs in this process (SimGrid can then not be used again here). For the child side and for tools.
+// Stack given to the thread that runs SimGrid and to the replay actor for a platform of `hosts` hosts and
+// `links` links: SimGrid 3.32 walks the constraint graph recursively, one frame per constraint, so the
+// stack grows with the platform (see replay.cpp).
+size_t simgrid_stack_bytes(long long hosts, long long links);
+
+// Runs in this process (SimGrid can then not be used again here), on a thread with simgrid_stack_bytes()
+// of stack. For the child side and for tools.
 ReplayResult replay_in_process(const topology::Topology& topo, const workload::TaskGraph& graph,
                                const ReplayOptions& options = default_replay_options());
 

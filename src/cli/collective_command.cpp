@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "podsim/cli/commands.hpp"
-#include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
@@ -85,7 +85,7 @@ void add_collective_command(CLI::App& app) {
       "the most loaded link class.");
   cmd->callback([opt] {
     std::vector<std::pair<std::string, std::string>> t, w;
-    split_sets(opt->sets, t, w);
+    driver::split_sets(opt->sets, t, w);
     auto topo = topology::load_topology(opt->topology, t);
     network::Collective c;
     try {

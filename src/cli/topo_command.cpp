@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "podsim/cli/commands.hpp"
-#include "podsim/cli/simulation.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/topology/describe.hpp"
 #include "podsim/topology/loader.hpp"
 
@@ -22,7 +22,7 @@ void add_topo_command(CLI::App& app) {
   describe->add_option("--set,-s", opt->sets, "Override a key, e.g. --set topology.nodes=64 (repeatable)");
   describe->callback([opt] {
     std::vector<std::pair<std::string, std::string>> t, w;
-    split_sets(opt->sets, t, w);
+    driver::split_sets(opt->sets, t, w);
     auto topology = topology::load_topology(opt->file, t);
     std::fputs(topology::describe(topology).c_str(), stdout);
   });

@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace podsim::cli {
+namespace podsim::driver {
 
 struct SlurmSubmission {
   std::string study_file, out, partition;
@@ -11,7 +11,14 @@ struct SlurmSubmission {
   bool dry_run = false;  // write DIR/sweep.sbatch but do not submit it
 };
 
-// Writes DIR/sweep.sbatch and submits it with sbatch (InputError when sbatch fails); prints what to do next.
-void submit_slurm_sweep(const SlurmSubmission& job);
+struct SlurmSubmitted {
+  std::string script;  // absolute path of DIR/sweep.sbatch
+  std::string out;     // absolute results directory, what `podsim merge` is given
+  std::string job_id;  // empty for a dry run
+  int shards = 0;
+};
 
-}  // namespace podsim::cli
+// Writes DIR/sweep.sbatch and, unless dry_run, submits it with sbatch (InputError when sbatch fails).
+SlurmSubmitted submit_slurm_sweep(const SlurmSubmission& job);
+
+}  // namespace podsim::driver

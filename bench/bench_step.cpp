@@ -2,7 +2,7 @@
 // or bench/run.sh, which also reports peak memory and compares against the targets in README.md.
 #include <benchmark/benchmark.h>
 
-#include "podsim/cli/simulation.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/topology/loader.hpp"
 #include "podsim/workload/megatron_builder.hpp"

@@ -2,9 +2,9 @@
 // against their closed forms, the step graph, memory, bad input.
 #include <gtest/gtest.h>
 
-#include "podsim/cli/simulation.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/workload/gshard_builder.hpp"
 #include "podsim/workload/gshard_math.hpp"
 #include "podsim/workload/workload_model.hpp"
@@ -112,8 +112,8 @@ TEST(GShard, RunsOnTpuAndGpuAndReportsTheAllToAllShare) {
             {"topology.dims=[8,8]", "workload.model.experts=128", "workload.training.batch_tokens=524288"}},
            {"topologies/dgx-a100-superpod.yaml",
             {"topology.nodes=4", "workload.model.experts=32", "workload.training.batch_tokens=131072"}}}) {
-    cli::RunRequest req{source_path(topo_file), source_path("workloads/gshard-moe.yaml"), sets};
-    auto r = cli::simulate(req);
+    driver::RunRequest req{source_path(topo_file), source_path("workloads/gshard-moe.yaml"), sets};
+    auto r = driver::simulate(req);
     ASSERT_TRUE(r.ok()) << topo_file << ": " << r.status_detail;
     EXPECT_GT(r.mean[workload::Category::ep], 0) << topo_file;
     EXPECT_GT(r.mean[workload::Category::compute], r.mean[workload::Category::ep]) << topo_file;
@@ -172,11 +172,11 @@ TEST(GShard, DroppedTokensAreNoModelFlops) {
     EXPECT_LE(w.expert_capacity(), static_cast<double>(w.group_tokens())) << cf;
   }
   // End to end through the simulator: MFU <= HFU < 100%.
-  cli::RunRequest req{source_path("topologies/tpu-v3-pod.yaml"),
-                      source_path("workloads/gshard-moe.yaml"),
-                      {"topology.dims=[8,8]", "workload.model.experts=128",
-                       "workload.training.batch_tokens=524288", "workload.model.capacity_factor=0.001"}};
-  auto r = cli::simulate(req);
+  driver::RunRequest req{source_path("topologies/tpu-v3-pod.yaml"),
+                         source_path("workloads/gshard-moe.yaml"),
+                         {"topology.dims=[8,8]", "workload.model.experts=128",
+                          "workload.training.batch_tokens=524288", "workload.model.capacity_factor=0.001"}};
+  auto r = driver::simulate(req);
   ASSERT_TRUE(r.ok()) << r.status_detail;
   EXPECT_LE(r.mfu(), r.hfu());
   EXPECT_LT(r.hfu(), 1.0);

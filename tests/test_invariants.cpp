@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/report/invariants.hpp"
 #include "test_helpers.hpp"
 
@@ -206,11 +206,11 @@ TEST(Invariants, TheChosenCandidateIsTheFastestFeasiblePerSample) {
 
 TEST(Invariants, ARealRunIsSound) {
   // simulate() runs the checks itself (it would throw); they are rerun here on the returned result.
-  cli::RunRequest request{
+  driver::RunRequest request{
       source_path("topologies/dgx-a100-superpod.yaml"),
       source_path("workloads/gpt2-small.yaml"),
       {"topology.nodes=1", "workload.training.global_batch=16", "workload.training.micro_batch=2"}};
-  auto r = cli::simulate(request);
+  auto r = driver::simulate(request);
   ASSERT_TRUE(r.ok()) << r.status_detail;
   EXPECT_EQ(report::invariant_violations(r, preset("dgx-a100-superpod", {{"nodes", "1"}})).size(), 0u);
 }

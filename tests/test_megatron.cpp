@@ -2,8 +2,8 @@
 // the results the way they should.
 #include <gtest/gtest.h>
 
-#include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/workload/megatron_builder.hpp"
 #include "podsim/workload/workload_loader.hpp"
 #include "podsim/workload/workload_model.hpp"
@@ -24,7 +24,7 @@ report::RunResult run(topology::Overrides topo_sets, Overrides sets) {
                     {"training.global_batch", "64"}};
   base.insert(base.end(), sets.begin(), sets.end());
   auto model = load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"), base, topo);
-  return cli::simulate(topo, *model);
+  return driver::simulate(topo, *model);
 }
 
 }  // namespace

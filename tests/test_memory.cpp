@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/workload/megatron_builder.hpp"
 #include "podsim/workload/memory_model.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
@@ -74,7 +74,7 @@ TEST(Memory, ConfigThatDoesNotFitIsReportedNotSimulated) {
                                     {"parallel.schedule", "1f1b"},
                                     {"parallel.virtual_stages", "1"}},
                                    topo);
-  auto r = cli::simulate(topo, *model);
+  auto r = driver::simulate(topo, *model);
   EXPECT_EQ(r.status, "out_of_memory");
   EXPECT_GT(r.memory_per_device(), topo.device.hbm_bytes);
   EXPECT_NE(r.status_detail.find("GiB"), std::string::npos);

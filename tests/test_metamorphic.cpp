@@ -4,17 +4,17 @@
 // never needs more memory; more recomputation never needs more memory; `auto` is never slower than a
 // setting it could have chosen. Each over several configurations and workload kinds.
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <optional>
-#include <gtest/gtest.h>
 
 #include "known_defects.hpp"
 #include "podsim/core/config_node.hpp"
-#include "property_cases.hpp"
-#include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
+#include "property_cases.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;
@@ -40,7 +40,7 @@ struct Config {
 };
 
 report::RunResult run(const Config& c) {
-  return cli::simulate({source_path(c.topology), source_path(c.workload), c.sets});
+  return driver::simulate({source_path(c.topology), source_path(c.workload), c.sets});
 }
 
 // Records a broken relation: a failure unless tests/known_defects.hpp lists it.
@@ -299,7 +299,9 @@ double yaml_number(const std::string& file, const std::string& dotted) {
   return node.has(leaf) ? node.number(leaf) : std::nan("");
 }
 
-Config config_of(const podsim::testing::Case& c) { return {c.topology, c.workload, c.sets}; }
+Config config_of(const podsim::testing::Case& c) {
+  return {c.topology, c.workload, c.sets};
+}
 
 // A run that may be invalid input or infeasible; nullopt then.
 std::optional<report::RunResult> try_run(const Config& c) {
@@ -334,13 +336,15 @@ TEST(Metamorphic, RandomConfigurationsObeyTheRelations) {
     ++checked;
     try {
       // More bandwidth on the links between servers (or chips, or systems) is never slower.
-      for (const char* key : {"node.nic_bandwidth_Gbps", "ici.bandwidth_GBps", "swarmx.link_bandwidth_Gbps"}) {
+      for (const char* key :
+           {"node.nic_bandwidth_Gbps", "ici.bandwidth_GBps", "swarmx.link_bandwidth_Gbps"}) {
         double v = yaml_number(c.topology, key);
         if (std::isnan(v)) continue;
         Config faster = c.with({fmt::format("topology.{}={:g}", key, 2 * v)});
         if (auto b = try_run(faster))
-          expect_relation("bandwidth_not_slower", at_most(b->step_time(), a->step_time()), c, faster,
-                          fmt::format("{} doubled: step {:.9g} s -> {:.9g} s", key, a->step_time(), b->step_time()));
+          expect_relation(
+              "bandwidth_not_slower", at_most(b->step_time(), a->step_time()), c, faster,
+              fmt::format("{} doubled: step {:.9g} s -> {:.9g} s", key, a->step_time(), b->step_time()));
       }
       if (drawn.family == "transformer_lm/gpu_cluster") {
         int zero = std::stoi(drawn.get("workload.parallel.zero"));
@@ -369,8 +373,8 @@ TEST(Metamorphic, RandomConfigurationsObeyTheRelations) {
           Config fixed = c.with({std::string("workload.training.execution_mode=") + mode});
           if (auto b = try_run(fixed))
             expect_relation("auto_not_slower", at_most(a->step_time(), b->step_time()), c, fixed,
-                            fmt::format("auto ({}) step {:.9g} s, {} step {:.9g} s", a->setting("execution_mode"),
-                                        a->step_time(), mode, b->step_time()));
+                            fmt::format("auto ({}) step {:.9g} s, {} step {:.9g} s",
+                                        a->setting("execution_mode"), a->step_time(), mode, b->step_time()));
         }
     } catch (const InvariantViolation&) {
       // A perturbed run broke an invariant: the property test covers those configurations too.

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <random>
 
-#include "podsim/cli/simulation.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/topology/graph.hpp"
@@ -294,8 +294,8 @@ TEST(ParameterServer, PrefetchCannotHideTheSharedSsd) {
   Overrides sets = {{"training.minibatches_per_batch", "64"}, {"ps.dram_cache_GiB", "16"}};
   Overrides serial_sets = sets;
   serial_sets.push_back({"ps.pipeline", "false"});
-  auto piped = cli::simulate(topo, *model_on(topo, sets));
-  auto serial = cli::simulate(topo, *model_on(topo, serial_sets));
+  auto piped = driver::simulate(topo, *model_on(topo, sets));
+  auto serial = driver::simulate(topo, *model_on(topo, serial_sets));
   ASSERT_EQ(piped.status, "ok");
   double ssd = 0;
   for (const auto& [k, v] : piped.plan.metrics)
@@ -312,20 +312,20 @@ TEST(ParameterServer, PrefetchCannotHideTheSharedSsd) {
 // ---- both machines, one workload file ------------------------------------------------------------------
 
 TEST(ParameterServer, SameWorkloadRunsOnGpuAndCpuClusters) {
-  cli::RunRequest gpu{podsim::testing::source_path("topologies/gpu-ps-4node.yaml"),
-                      podsim::testing::source_path(kWorkload),
-                      {}};
-  auto g = cli::simulate(gpu);
+  driver::RunRequest gpu{podsim::testing::source_path("topologies/gpu-ps-4node.yaml"),
+                         podsim::testing::source_path(kWorkload),
+                         {}};
+  auto g = driver::simulate(gpu);
   ASSERT_EQ(g.status, "ok") << g.status_detail;
   EXPECT_GT(g.samples_per_s(), 0);
   EXPECT_EQ(g.plan.tokens_per_step, 0);
   EXPECT_GT(g.search_log.size(), 1u);  // minibatches_per_batch: auto tried several batch sizes
   EXPECT_GT(g.mean[Category::stream], 0);
 
-  cli::RunRequest cpu{podsim::testing::source_path("topologies/cpu-mpi-cluster.yaml"),
-                      podsim::testing::source_path(kWorkload),
-                      {}};
-  auto c = cli::simulate(cpu);
+  driver::RunRequest cpu{podsim::testing::source_path("topologies/cpu-mpi-cluster.yaml"),
+                         podsim::testing::source_path(kWorkload),
+                         {}};
+  auto c = driver::simulate(cpu);
   ASSERT_EQ(c.status, "ok") << c.status_detail;
   EXPECT_EQ(c.devices(), 150);
   EXPECT_GT(c.samples_per_s(), 0);
@@ -333,18 +333,18 @@ TEST(ParameterServer, SameWorkloadRunsOnGpuAndCpuClusters) {
   EXPECT_GT(c.mean[Category::compute], 0.3 * c.step_time());
 
   // Too few CPU servers cannot hold the table in DRAM: reported, not an error.
-  cli::RunRequest small = cpu;
+  driver::RunRequest small = cpu;
   small.sets = {"topology.nodes=40"};
-  auto s = cli::simulate(small);
+  auto s = driver::simulate(small);
   EXPECT_EQ(s.status, "out_of_memory");
   EXPECT_NE(s.status_detail.find("at least"), std::string::npos) << s.status_detail;
 }
 
 TEST(ParameterServer, MoreServersAndSteeperPopularityAreFaster) {
   auto run = [](const std::string& topo, std::vector<std::string> sets) {
-    cli::RunRequest r{podsim::testing::source_path("topologies/" + topo + ".yaml"),
-                      podsim::testing::source_path(kWorkload), std::move(sets)};
-    return cli::simulate(r).samples_per_s();
+    driver::RunRequest r{podsim::testing::source_path("topologies/" + topo + ".yaml"),
+                         podsim::testing::source_path(kWorkload), std::move(sets)};
+    return driver::simulate(r).samples_per_s();
   };
   EXPECT_GT(run("cpu-mpi-cluster", {"topology.nodes=300"}),
             1.5 * run("cpu-mpi-cluster", {"topology.nodes=150"}));

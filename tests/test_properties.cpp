@@ -20,17 +20,17 @@
 #include <sstream>
 
 #include "known_defects.hpp"
-#include "property_cases.hpp"
-#include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/report/invariants.hpp"
 #include "podsim/topology/loader.hpp"
+#include "property_cases.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;
-using podsim::testing::source_path;
 using podsim::testing::Case;
 using podsim::testing::draw_case;
+using podsim::testing::source_path;
 
 namespace {
 
@@ -81,9 +81,10 @@ void check_properties(const Case& c, const report::RunResult& r, const topology:
     double compute = r.mean[workload::Category::compute];
     double at_peak = r.plan.hardware_flops / r.devices() / peak;
     if (at_peak > compute * (1 + 1e-6) + 1e-12)
-      fail(fmt::format("compute at peak: lanes compute {:.6g} s on average, but their FLOPs take {:.6g} s at peak "
-                       "(HFU of the compute alone {:.4f})",
-                       compute, at_peak, at_peak / compute));
+      fail(fmt::format(
+          "compute at peak: lanes compute {:.6g} s on average, but their FLOPs take {:.6g} s at peak "
+          "(HFU of the compute alone {:.4f})",
+          compute, at_peak, at_peak / compute));
   }
   if (c.family.rfind("transformer_lm", 0) == 0 || c.family.rfind("gshard_moe", 0) == 0) {
     double seq = std::stod(c.get("workload.model.seq_len"));
@@ -129,14 +130,17 @@ void check_properties(const Case& c, const report::RunResult& r, const topology:
                     std::stod(c.get("workload.training.batch_per_gpu")) *
                     std::stod(r.setting("minibatches_per_batch"));
     if (relative_gap(r.plan.samples_per_step, expect) > 1e-12)
-      fail(fmt::format("batch: {:.9g} examples per batch, servers x GPUs x batch_per_gpu x minibatches = {:.9g}",
-                       r.plan.samples_per_step, expect));
+      fail(fmt::format(
+          "batch: {:.9g} examples per batch, servers x GPUs x batch_per_gpu x minibatches = {:.9g}",
+          r.plan.samples_per_step, expect));
   } else if (c.family == "ctr_sparse_ps/cpu-mpi-cluster.yaml") {
-    double expect = std::stod(c.get("topology.nodes")) * std::stod(c.get("workload.training.batch_per_cpu_node")) *
+    double expect = std::stod(c.get("topology.nodes")) *
+                    std::stod(c.get("workload.training.batch_per_cpu_node")) *
                     std::stod(r.setting("minibatches_per_batch"));
     if (relative_gap(r.plan.samples_per_step, expect) > 1e-12)
-      fail(fmt::format("batch: {:.9g} examples per batch, servers x batch_per_cpu_node x minibatches = {:.9g}",
-                       r.plan.samples_per_step, expect));
+      fail(
+          fmt::format("batch: {:.9g} examples per batch, servers x batch_per_cpu_node x minibatches = {:.9g}",
+                      r.plan.samples_per_step, expect));
   } else if (c.family.rfind("gshard_moe", 0) == 0) {
     double tokens = std::stod(c.get("workload.training.batch_tokens"));
     if (relative_gap(r.plan.tokens_per_step, tokens) > 1e-12)
@@ -151,11 +155,11 @@ Outcome run_case(const Case& c) {
   Outcome out;
   topology::Topology topo;
   try {
-    cli::RunRequest request{source_path(c.topology), source_path(c.workload), c.sets};
+    driver::RunRequest request{source_path(c.topology), source_path(c.workload), c.sets};
     std::vector<std::pair<std::string, std::string>> topo_sets, work_sets;
-    cli::split_sets(c.sets, topo_sets, work_sets);
+    driver::split_sets(c.sets, topo_sets, work_sets);
     topo = topology::load_topology(request.topology_file, topo_sets);
-    auto r = cli::simulate(request);
+    auto r = driver::simulate(request);
     if (!r.ok()) {
       out.verdict = Verdict::infeasible;
       if (r.status_detail.empty())
@@ -164,15 +168,15 @@ Outcome run_case(const Case& c) {
       bool over = false;
       for (const auto& m : r.plan.memory) over = over || m.total() > topo.device.hbm_bytes;
       if (r.status == "out_of_memory" && c.family.rfind("ctr_sparse_ps", 0) != 0 && !over)
-        out.problems.push_back(fmt::format("property out of memory: every lane fits ({:.3f} GiB of {:.3f} GiB): {}",
-                                           r.memory_per_device() / (1 << 30), topo.device.hbm_bytes / (1 << 30),
-                                           r.status_detail));
+        out.problems.push_back(fmt::format(
+            "property out of memory: every lane fits ({:.3f} GiB of {:.3f} GiB): {}",
+            r.memory_per_device() / (1 << 30), topo.device.hbm_bytes / (1 << 30), r.status_detail));
     } else {
       if (c.sets.size() % 8 == 0) {  // determinism, on a share of the cases
-        auto again = cli::simulate(request);
+        auto again = driver::simulate(request);
         if (again.step_time() != r.step_time() || again.memory_per_device() != r.memory_per_device())
-          out.problems.push_back(fmt::format("property deterministic: step {:.17g} then {:.17g} s", r.step_time(),
-                                             again.step_time()));
+          out.problems.push_back(fmt::format("property deterministic: step {:.17g} then {:.17g} s",
+                                             r.step_time(), again.step_time()));
       }
       for (const auto& v : report::invariant_violations(r, topo)) out.problems.push_back("invariant " + v);
       check_properties(c, r, topo, out.problems);

@@ -8,8 +8,8 @@
 #include <csignal>
 #include <filesystem>
 
-#include "podsim/cli/sweep_point.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/sweep_point.hpp"
 #include "podsim/study/output_lock.hpp"
 #include "podsim/study/results.hpp"
 #include "podsim/study/study.hpp"
@@ -212,16 +212,16 @@ TEST(SweepPoint, BrokenInvariantIsFailedBadInputInvalid) {
   auto cell = [&](const ResultRow& r, const std::string& c) {
     return r.cells[std::find(columns.begin(), columns.end(), c) - columns.begin()];
   };
-  auto row = cli::run_point(s, s.points[0], [](const cli::RunRequest&) -> report::RunResult {
+  auto row = driver::run_point(s, s.points[0], [](const driver::RunRequest&) -> report::RunResult {
     throw InvariantViolation("mfu 1.2 exceeds 1");
   });
   EXPECT_EQ(cell(row, "status"), "failed");
   EXPECT_NE(cell(row, "detail").find("mfu 1.2 exceeds 1"), std::string::npos);
-  row = cli::run_point(s, s.points[0], [](const cli::RunRequest&) -> report::RunResult {
+  row = driver::run_point(s, s.points[0], [](const driver::RunRequest&) -> report::RunResult {
     throw InputError("w.yaml:3:1: parallel.tp: 3 does not divide 16 heads");
   });
   EXPECT_EQ(cell(row, "status"), "invalid");
-  row = cli::run_point(s, s.points[0], [](const cli::RunRequest&) -> report::RunResult {
+  row = driver::run_point(s, s.points[0], [](const driver::RunRequest&) -> report::RunResult {
     throw InfeasibleConfig("out_of_memory", "needs 90 GiB of 80");
   });
   EXPECT_EQ(cell(row, "status"), "out_of_memory");

@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/network/swarm_tree.hpp"
@@ -38,7 +38,7 @@ Overrides small_xl(long long global_batch, Overrides more = {}) {
 
 report::RunResult run(const topology::Topology& topo, const std::string& workload, const Overrides& sets) {
   auto model = load_workload_model(podsim::testing::source_path("workloads/" + workload), sets, topo);
-  return cli::simulate(topo, *model);
+  return driver::simulate(topo, *model);
 }
 
 double metric(const report::RunResult& r, const std::string& key) {

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "podsim/cli/commands.hpp"
-#include "podsim/cli/simulation.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/fit/device_calibration.hpp"
 #include "podsim/fit/nccl_import.hpp"
 
@@ -58,7 +58,7 @@ void add_fit_command(CLI::App& calibrate) {
       "calibration/profiles/h200.yaml");
   cmd->callback([opt] {
     std::vector<std::pair<std::string, std::string>> workload_sets;
-    split_sets(opt->sets, opt->request.topology_sets, workload_sets);
+    driver::split_sets(opt->sets, opt->request.topology_sets, workload_sets);
     auto calibration = fit::calibrate_device(opt->request);
     fmt::print("{}", fit::device_fit_report(calibration));
     if (!opt->request.out.empty()) {
@@ -100,7 +100,7 @@ void add_nccl_tests_command(CLI::App& calibrate) {
       "      --topology topologies/dgx-a100-superpod.yaml -o calibration/profiles/nccl-mycluster.yaml");
   cmd->callback([opt] {
     std::vector<std::pair<std::string, std::string>> workload_sets;
-    split_sets(opt->sets, opt->request.topology_sets, workload_sets);
+    driver::split_sets(opt->sets, opt->request.topology_sets, workload_sets);
     auto import = fit::import_nccl_tests(opt->request);
     fmt::print("{}", fit::nccl_import_report(import));
     if (!opt->out.empty()) {

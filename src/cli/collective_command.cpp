@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "podsim/cli/commands.hpp"
-#include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
@@ -86,7 +86,7 @@ void add_collective_command(CLI::App& app) {
       "the most loaded link class.");
   cmd->callback([opt, devices, per_node_option = per_node] {
     std::vector<std::pair<std::string, std::string>> t, w;
-    split_sets(opt->sets, t, w);
+    driver::split_sets(opt->sets, t, w);
     if (!w.empty())
       throw InputError(
           fmt::format("--set workload.{}={}: a collective has no workload; only topology keys "

@@ -1,109 +1,28 @@
-// podsim merge: the shard results of a sweep (a Slurm job array, or --shard runs) joined into one.
+// podsim merge: the shard results of a sweep joined into one (driver/merge.hpp does the work).
 #include "podsim/cli/merge_command.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <regex>
-#include <set>
+#include <memory>
 
-#include "podsim/cli/sweep_output.hpp"
-#include "podsim/core/error.hpp"
-#include "podsim/study/results.hpp"
+#include "podsim/driver/merge.hpp"
 
 namespace podsim::cli {
-namespace {
-
-namespace fs = std::filesystem;
-
-struct MergeFlags {
-  std::vector<std::string> dirs;
-  std::string out;
-};
-
-// The complete shard files in `dirs` (InputError when shards are missing or of different splits), and the
-// sweep.json of the first directory that has one.
-std::vector<std::string> find_shard_files(const std::vector<std::string>& dirs, nlohmann::json& meta) {
-  std::vector<std::string> files;
-  static const std::regex shard_file(R"(results\.shard-(\d+)-of-(\d+)\.csv)");
-  std::set<int> shards_seen;
-  int shard_count = 0;
-  for (const auto& dir : dirs) {
-    if (!fs::is_directory(dir)) throw InputError(fmt::format("{}: not a directory", dir));
-    if (meta.is_null() && fs::exists(dir + "/sweep.json"))
-      meta = nlohmann::json::parse(std::ifstream(dir + "/sweep.json"));
-    for (const auto& e : fs::directory_iterator(dir)) {
-      std::smatch m;
-      std::string name = e.path().filename().string();
-      if (!std::regex_match(name, m, shard_file)) continue;
-      int n = std::stoi(m[2]);
-      if (shard_count && n != shard_count)
-        throw InputError(
-            fmt::format("{}: shard files of different splits ({} and {} shards)", dir, shard_count, n));
-      shard_count = n;
-      shards_seen.insert(std::stoi(m[1]));
-      files.push_back(e.path().string());
-    }
-  }
-  if (files.empty())
-    throw InputError(
-        fmt::format("{}: no results.shard-I-of-N.csv files (did the shards finish?)", dirs.front()));
-  std::vector<int> missing;
-  for (int i = 0; i < shard_count; ++i)
-    if (!shards_seen.count(i)) missing.push_back(i);
-  if (!missing.empty())
-    throw InputError(fmt::format(
-        "shard(s) {} of {} have no complete results file yet; rerun them (podsim sweep ... --shard I/{} "
-        "--resume) and merge again",
-        fmt::join(missing, ", "), shard_count, shard_count));
-  return files;
-}
-
-void merge_sweeps(const MergeFlags& flags) {
-  std::string out = flags.out.empty() ? flags.dirs.front() : flags.out;
-  nlohmann::json meta;
-  auto files = find_shard_files(flags.dirs, meta);
-  study::ResultsTable merged;
-  std::set<std::string> ids;
-  for (const auto& f : files) {
-    auto t = study::read_results(f, merged.columns);
-    if (merged.columns.empty()) merged.columns = t.columns;
-    for (auto& r : t.rows)
-      if (ids.insert(r.id).second) merged.rows.push_back(std::move(r));
-  }
-  if (!meta.is_null() && meta.contains("points") && merged.rows.size() != meta["points"].get<size_t>())
-    throw InputError(fmt::format("the shards hold {} of the study's {} points", merged.rows.size(),
-                                 meta["points"].get<size_t>()));
-  fs::create_directories(out);
-  study::write_results(out + "/results.csv", merged);
-  std::vector<std::string> axis_keys;
-  std::string name = "podsim sweep", description;
-  if (!meta.is_null()) {
-    axis_keys = meta.value("axis_keys", std::vector<std::string>{});
-    name = meta.value("name", name);
-    description = meta.value("description", "");
-  }
-  auto table = study::read_results(out + "/results.csv");
-  std::string report = write_sweep_report(out, table, name, description, axis_keys);
-  fmt::print("merged {} shard files, {} points -> {}/results.csv and {}\n", files.size(), merged.rows.size(),
-             out, report);
-}
-
-}  // namespace
 
 void add_merge_command(CLI::App& app) {
-  auto flags = std::make_shared<MergeFlags>();
+  auto request = std::make_shared<driver::MergeRequest>();
   CLI::App* merge =
       app.add_subcommand("merge", "Join the shard results of a sweep into one results.csv and report.html");
-  merge->add_option("dirs", flags->dirs, "Sweep directories holding results.shard-I-of-N.csv files")
+  merge->add_option("dirs", request->dirs, "Sweep directories holding results.shard-I-of-N.csv files")
       ->required();
-  merge->add_option("--out,-o", flags->out,
+  merge->add_option("--out,-o", request->out,
                     "Where to write results.csv and report.html (default: the first directory)");
-  merge->callback([flags] { merge_sweeps(*flags); });
+  merge->callback([request] {
+    auto merged = driver::merge_sweeps(*request);
+    fmt::print("merged {} shard files, {} points -> {} and {}\n", merged.shard_files, merged.points,
+               merged.results_file, merged.report);
+  });
 }
 
 }  // namespace podsim::cli

@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "podsim/cli/commands.hpp"
-#include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/report/html.hpp"
 #include "podsim/report/summary_text.hpp"
 #include "podsim/report/trace.hpp"
@@ -29,7 +29,7 @@ std::string find_project_file(const std::string& relative) {
 
 void add_run_command(CLI::App& app) {
   struct Options {
-    RunRequest request;
+    driver::RunRequest request;
     std::string out, trace;
     bool quiet = false;
   };
@@ -63,7 +63,7 @@ void add_run_command(CLI::App& app) {
     auto progress = [tty](const std::string& msg) {
       if (tty) std::fprintf(stderr, "\r\033[K%s", msg.c_str());
     };
-    report::RunResult r = simulate(opt->request, progress);
+    report::RunResult r = driver::simulate(opt->request, progress);
     if (tty) std::fprintf(stderr, "\r\033[K");
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::vector<std::string> written;

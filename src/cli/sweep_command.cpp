@@ -1,103 +1,67 @@
 // podsim sweep / podsim merge: what-if studies over any --set key, on one machine or as a Slurm job array.
+// The options and what is printed; driver/sweep.hpp runs the study.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <regex>
-#include <thread>
+#include <memory>
 
 #include "podsim/cli/commands.hpp"
 #include "podsim/cli/merge_command.hpp"
-#include "podsim/cli/sweep_output.hpp"
-#include "podsim/cli/sweep_point.hpp"
-#include "podsim/cli/sweep_slurm.hpp"
-#include "podsim/core/error.hpp"
-#include "podsim/study/results.hpp"
-#include "podsim/study/study.hpp"
-#include "podsim/study/sweep.hpp"
+#include "podsim/driver/sweep.hpp"
+#include "podsim/driver/sweep_output.hpp"
 
 namespace podsim::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
-constexpr int kMaxJobs = 1024;
-
 struct SweepFlags {
-  std::string study, out, shard, partition;
-  int jobs = 0, slurm_shards = 4;
-  bool resume = false, quiet = false, slurm = false, dry_run = false;
+  driver::SweepRequest request;
+  driver::SlurmSubmission slurm_job;
+  bool quiet = false, slurm = false;
 };
 
-std::pair<int, int> parse_shard(const std::string& text) {
-  std::smatch m;
-  static const std::regex pattern(R"((\d{1,6})/(\d{1,6}))");
-  if (!std::regex_match(text, m, pattern))
-    throw InputError(fmt::format("--shard {}: expected I/N with 0 <= I < N, e.g. --shard 2/8", text));
-  int i = std::stoi(m[1]), n = std::stoi(m[2]);
-  if (n < 1 || i >= n) throw InputError(fmt::format("--shard {}: expected I/N with 0 <= I < N", text));
-  return {i, n};
+void submit_to_slurm(SweepFlags& f) {
+  f.slurm_job.study_file = f.request.study_file;
+  f.slurm_job.out = f.request.out;
+  auto done = driver::submit_sweep(f.slurm_job);
+  if (done.job_id.empty())
+    fmt::print("wrote {} (not submitted)\nsubmit: sbatch {}\nthen:   podsim merge {}\n", done.script,
+               done.script, done.out);
+  else
+    fmt::print("submitted job array {} ({} tasks); when it has finished: podsim merge {}\n", done.job_id,
+               done.shards, done.out);
 }
 
-int worker_count(int jobs) {
-  if (jobs < 0 || jobs > kMaxJobs)
-    throw InputError(
-        fmt::format("--jobs {}: expected 1 to {} worker processes, or 0 for one per core", jobs, kMaxJobs));
-  return jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+void print_sweep(const driver::SweepRun& run) {
+  const auto& o = run.outcome;
+  fmt::print(
+      "{}: {} points: {} simulated, {} do not fit, {} skipped or invalid, {} failed, {} reused from disk\n",
+      run.study.name, o.total, o.ran, o.infeasible, o.skipped, o.failed, o.reused);
+  fmt::print("{}", driver::results_table_text(run.table, run.study.axis_keys));
+  fmt::print("wrote {}{}{}\n", o.results_file, run.report.empty() ? "" : " and ", run.report);
+  if (run.options.shards > 1)
+    fmt::print("shard {} of {} done; when every shard is: podsim merge {}\n", run.options.shard,
+               run.options.shards, run.options.out);
 }
 
-study::SweepOptions sweep_options(const SweepFlags& f) {
-  study::SweepOptions o;
-  o.out = f.out;
-  o.jobs = worker_count(f.jobs);
-  o.resume = f.resume;
-  std::string shard = f.shard;
-  if (shard.empty() && std::getenv("SLURM_ARRAY_TASK_ID") && std::getenv("SLURM_ARRAY_TASK_COUNT"))
-    shard = fmt::format("{}/{}", std::getenv("SLURM_ARRAY_TASK_ID"), std::getenv("SLURM_ARRAY_TASK_COUNT"));
-  if (!shard.empty()) std::tie(o.shard, o.shards) = parse_shard(shard);
-  o.progress = ::isatty(2) && !f.quiet;
-  if (!f.quiet) o.note = [](const std::string& what) { fmt::print(stderr, "podsim: {}\n", what); };
-  return o;
-}
-
-void run_sweep_command(const SweepFlags& f) {
-  study::Study s = study::load_study(f.study);
-  study::check_files_exist(s);  // before anything runs: a wrong path is not N invalid points
-  if (f.slurm) {
-    fs::create_directories(f.out);
-    write_sweep_json(s, f.out);
-    submit_slurm_sweep({f.study, f.out, f.partition, f.slurm_shards, f.dry_run});
-    return;
-  }
-  study::SweepOptions o = sweep_options(f);
-  o.on_locked = [&] { write_sweep_json(s, o.out); };
-  auto outcome = study::run_sweep(s, o, [&s](const study::Point& p) { return run_point(s, p); });
-  if (outcome.interrupted) {
+void run_sweep_command(SweepFlags& f) {
+  if (f.slurm) return submit_to_slurm(f);
+  f.request.progress = ::isatty(2) && !f.quiet;
+  if (!f.quiet) f.request.note = [](const std::string& what) { fmt::print(stderr, "podsim: {}\n", what); };
+  auto run = driver::run_sweep(f.request);
+  if (run.outcome.interrupted) {
     fmt::print(stderr, "podsim: interrupted; finished points are in {}.partial.csv; continue with --resume\n",
-               study::results_stem(o));
-    std::exit(128 + outcome.signal);
+               study::results_stem(run.options));
+    std::exit(128 + run.outcome.signal);
   }
-  auto table = study::read_results(outcome.results_file);
-  std::string report;
-  if (o.shards == 1) report = write_sweep_report(o.out, table, s.name, s.description, s.axis_keys);
-  if (!f.quiet) {
-    fmt::print(
-        "{}: {} points: {} simulated, {} do not fit, {} skipped or invalid, {} failed, {} reused from disk\n",
-        s.name, outcome.total, outcome.ran, outcome.infeasible, outcome.skipped, outcome.failed,
-        outcome.reused);
-    print_results_table(table, s.axis_keys);
-    fmt::print("wrote {}{}{}\n", outcome.results_file, report.empty() ? "" : " and ", report);
-    if (o.shards > 1)
-      fmt::print("shard {} of {} done; when every shard is: podsim merge {}\n", o.shard, o.shards, o.out);
-  }
-  if (outcome.failed > 0) {  // a bug, not an answer: the sweep must not look successful
+  if (!f.quiet) print_sweep(run);
+  if (run.outcome.failed > 0) {  // a bug, not an answer: the sweep must not look successful
     fmt::print(stderr,
                "podsim: {} point(s) failed (status failed in {}: a crash or a physically impossible result, "
                "a bug in podsim; please report it); --resume runs them again\n",
-               outcome.failed, outcome.results_file);
+               run.outcome.failed, run.outcome.results_file);
     std::exit(1);
   }
 }
@@ -108,22 +72,23 @@ void add_sweep_command(CLI::App& app) {
   auto opt = std::make_shared<SweepFlags>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Run a what-if study (a grid of --set values) and write results.csv and report.html");
-  cmd->add_option("study", opt->study, "Study YAML (workloads/studies/*.yaml)")->required();
-  cmd->add_option("--out,-o", opt->out, "Results directory")->required();
-  cmd->add_option(
-      "--jobs,-j", opt->jobs,
-      fmt::format("Points simulated at once: 1 to {}, or 0 for one per core (the default)", kMaxJobs));
-  cmd->add_flag("--resume", opt->resume,
+  cmd->add_option("study", opt->request.study_file, "Study YAML (workloads/studies/*.yaml)")->required();
+  cmd->add_option("--out,-o", opt->request.out, "Results directory")->required();
+  cmd->add_option("--jobs,-j", opt->request.jobs,
+                  fmt::format("Points simulated at once: 1 to {}, or 0 for one per core (the default)",
+                              driver::kMaxSweepJobs));
+  cmd->add_flag("--resume", opt->request.resume,
                 "Continue an interrupted or edited sweep: keep the rows already in --out of points still in "
                 "the study, run the others (and the failed ones) again");
-  cmd->add_option("--shard", opt->shard,
+  cmd->add_option("--shard", opt->request.shard,
                   "Run only shard I of N (points with index % N == I); default from "
                   "SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set");
   cmd->add_flag("--slurm", opt->slurm,
                 "Submit the study as a Slurm job array (one shard per task), then 'podsim merge'");
-  cmd->add_option("--slurm-shards", opt->slurm_shards, "Array tasks for --slurm (default 4)");
-  cmd->add_option("--partition", opt->partition, "Slurm partition for --slurm");
-  cmd->add_flag("--dry-run", opt->dry_run, "With --slurm: write the sbatch script but do not submit it");
+  cmd->add_option("--slurm-shards", opt->slurm_job.shards, "Array tasks for --slurm (default 4)");
+  cmd->add_option("--partition", opt->slurm_job.partition, "Slurm partition for --slurm");
+  cmd->add_flag("--dry-run", opt->slurm_job.dry_run,
+                "With --slurm: write the sbatch script but do not submit it");
   cmd->add_flag("--quiet,-q", opt->quiet, "No progress line and no table");
   cmd->footer(
       "A study names a topology and a workload and axes over any --set key (grid, zip, range) with optional\n"

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "podsim/cli/commands.hpp"
-#include "podsim/cli/simulation.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/topology/describe.hpp"
 #include "podsim/topology/loader.hpp"
@@ -25,7 +25,7 @@ void add_topo_command(CLI::App& app) {
   describe->add_option("--set,-s", opt->sets, "Override a key, e.g. --set topology.nodes=64 (repeatable)");
   describe->callback([opt] {
     std::vector<std::pair<std::string, std::string>> t, w;
-    split_sets(opt->sets, t, w);
+    driver::split_sets(opt->sets, t, w);
     if (!w.empty())
       throw InputError(
           fmt::format("--set workload.{}={}: topo describe reads no workload; only topology "

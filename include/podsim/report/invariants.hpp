@@ -1,5 +1,5 @@
 // What every simulated step must satisfy to be physically possible and self-consistent, checked on every
-// run (cli::simulate calls these for every candidate it replays and for the result it reports). A result
+// run (driver::simulate calls these for every candidate it replays and for the result it reports). A result
 // that breaks one is a bug in podsim, never an answer, so there is deliberately no way to turn the checks
 // off: a violation throws podsim::InvariantViolation naming the invariant, the numbers and the settings.
 //

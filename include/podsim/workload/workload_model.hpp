@@ -1,6 +1,6 @@
 // A workload bound to a topology: the settings worth simulating (what `auto` expands to) and, for each,
 // the step plan to replay. Each workload kind (`kind:` in the YAML) has one implementation; podsim's
-// driver (cli/simulation.cpp) simulates every candidate and reports the fastest that fits.
+// driver (driver/simulation.cpp) simulates every candidate and reports the fastest that fits.
 #pragma once
 
 #include <memory>

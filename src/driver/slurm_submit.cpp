@@ -1,4 +1,4 @@
-#include "podsim/cli/sweep_slurm.hpp"
+#include "podsim/driver/slurm_submit.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "podsim/core/error.hpp"
 #include "podsim/report/writers.hpp"
 
-namespace podsim::cli {
+namespace podsim::driver {
 namespace {
 
 namespace fs = std::filesystem;
@@ -21,7 +21,7 @@ std::string self_path() {
 
 }  // namespace
 
-void submit_slurm_sweep(const SlurmSubmission& job) {
+SlurmSubmitted submit_slurm_sweep(const SlurmSubmission& job) {
   if (job.shards < 1) throw InputError(fmt::format("--slurm-shards {}: expected 1 or more", job.shards));
   std::string out = fs::absolute(job.out).lexically_normal().string();
   std::string script = out + "/sweep.sbatch";
@@ -36,10 +36,8 @@ void submit_slurm_sweep(const SlurmSubmission& job) {
       fs::absolute(job.study_file).lexically_normal().string(), out);
   report::atomic_write(script, body);
   fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
-  if (job.dry_run) {
-    fmt::print("wrote {} (not submitted)\nsubmit: sbatch {}\nthen:   podsim merge {}\n", script, script, out);
-    return;
-  }
+  SlurmSubmitted done{script, out, "", job.shards};
+  if (job.dry_run) return done;
   std::string cmdline = fmt::format("sbatch --parsable {}", script);
   std::FILE* pipe = ::popen(cmdline.c_str(), "r");
   if (!pipe) throw InputError("--slurm: cannot run sbatch");
@@ -49,8 +47,8 @@ void submit_slurm_sweep(const SlurmSubmission& job) {
   if (rc != 0 || id.empty())
     throw InputError(fmt::format("--slurm: '{}' failed; is Slurm available here?", cmdline));
   id.erase(id.find_last_not_of(" \n\r") + 1);
-  fmt::print("submitted job array {} ({} tasks); when it has finished: podsim merge {}\n", id, job.shards,
-             out);
+  done.job_id = id;
+  return done;
 }
 
-}  // namespace podsim::cli
+}  // namespace podsim::driver

@@ -1,4 +1,4 @@
-#include "podsim/cli/simulation.hpp"
+#include "podsim/driver/simulation.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "podsim/topology/graph.hpp"
 #include "podsim/topology/loader.hpp"
 
-namespace podsim::cli {
+namespace podsim::driver {
 
 void split_sets(const std::vector<std::string>& sets,
                 std::vector<std::pair<std::string, std::string>>& topology,
@@ -112,4 +112,4 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
   return best;
 }
 
-}  // namespace podsim::cli
+}  // namespace podsim::driver

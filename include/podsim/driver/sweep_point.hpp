@@ -3,11 +3,11 @@
 
 #include <functional>
 
-#include "podsim/cli/simulation.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/study/results.hpp"
 #include "podsim/study/study.hpp"
 
-namespace podsim::cli {
+namespace podsim::driver {
 
 using Simulator = std::function<report::RunResult(const RunRequest&)>;
 
@@ -19,4 +19,4 @@ study::ResultRow run_point(
     const study::Study& study, const study::Point& point,
     const Simulator& simulator = [](const RunRequest& r) { return simulate(r); });
 
-}  // namespace podsim::cli
+}  // namespace podsim::driver

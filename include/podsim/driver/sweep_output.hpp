@@ -8,7 +8,7 @@
 #include "podsim/study/results.hpp"
 #include "podsim/study/study.hpp"
 
-namespace podsim::cli {
+namespace podsim::driver {
 
 // DIR/sweep.json: the study's name, description, file, axis keys and number of points (for merge).
 void write_sweep_json(const study::Study& study, const std::string& dir);
@@ -18,7 +18,7 @@ std::string write_sweep_report(const std::string& dir, const study::ResultsTable
                                const std::string& name, const std::string& description,
                                const std::vector<std::string>& axis_keys);
 
-// A compact view of the results for the terminal (the first 40 rows).
-void print_results_table(const study::ResultsTable& table, const std::vector<std::string>& axis_keys);
+// A compact view of the results for the terminal (the header and the first 41 rows), one line per row.
+std::string results_table_text(const study::ResultsTable& table, const std::vector<std::string>& axis_keys);
 
-}  // namespace podsim::cli
+}  // namespace podsim::driver

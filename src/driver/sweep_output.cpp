@@ -1,4 +1,4 @@
-#include "podsim/cli/sweep_output.hpp"
+#include "podsim/driver/sweep_output.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "podsim/report/html.hpp"
 #include "podsim/report/writers.hpp"
 
-namespace podsim::cli {
+namespace podsim::driver {
 namespace {
 
 namespace fs = std::filesystem;
@@ -49,7 +49,7 @@ std::string write_sweep_report(const std::string& dir, const study::ResultsTable
   return path;
 }
 
-void print_results_table(const study::ResultsTable& table, const std::vector<std::string>& axis_keys) {
+std::string results_table_text(const study::ResultsTable& table, const std::vector<std::string>& axis_keys) {
   std::vector<std::string> cols = {"point"};
   cols.insert(cols.end(), axis_keys.begin(), axis_keys.end());
   for (const char* c : {"status", "devices", "step_time_s", "tflops_per_device", "mfu",
@@ -74,17 +74,22 @@ void print_results_table(const study::ResultsTable& table, const std::vector<std
   std::vector<size_t> width(cols.size(), 0);
   for (const auto& line : grid)
     for (size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+  std::string text;
   size_t shown = 0;
   for (const auto& line : grid) {
     if (shown++ > 41) {
-      fmt::print("  ... {} more rows in results.csv\n", grid.size() - 42);
+      text += fmt::format("  ... {} more rows in results.csv\n", grid.size() - 42);
       break;
     }
-    std::string text = " ";
-    for (size_t i = 0; i < line.size(); ++i)
-      text += " " + std::string(width[i] - line[i].size(), ' ') + line[i];
-    fmt::print("{}\n", text);
+    text += " ";
+    for (size_t i = 0; i < line.size(); ++i) {  // right-aligned in its column
+      text += ' ';
+      text.append(width[i] - line[i].size(), ' ');
+      text += line[i];
+    }
+    text += "\n";
   }
+  return text;
 }
 
-}  // namespace podsim::cli
+}  // namespace podsim::driver

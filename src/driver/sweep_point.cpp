@@ -1,4 +1,4 @@
-#include "podsim/cli/sweep_point.hpp"
+#include "podsim/driver/sweep_point.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include "podsim/core/error.hpp"
 #include "podsim/report/writers.hpp"
 
-namespace podsim::cli {
+namespace podsim::driver {
 namespace {
 
 study::ResultRow row_of(const study::Study& s, const study::Point& p, const report::RunResult& r) {
@@ -52,4 +52,4 @@ study::ResultRow run_point(const study::Study& s, const study::Point& p, const S
   }
 }
 
-}  // namespace podsim::cli
+}  // namespace podsim::driver

@@ -11,7 +11,7 @@
 #include "podsim/topology/topology.hpp"
 #include "podsim/workload/workload_model.hpp"
 
-namespace podsim::cli {
+namespace podsim::driver {
 
 struct RunRequest {
   std::string topology_file;
@@ -30,4 +30,4 @@ report::RunResult simulate(const RunRequest& request, const Progress& progress =
 report::RunResult simulate(const topology::Topology& topo, const workload::WorkloadModel& model,
                            const Progress& progress = {});
 
-}  // namespace podsim::cli
+}  // namespace podsim::driver

@@ -1,0 +1,90 @@
+#include "podsim/driver/merge.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "podsim/core/error.hpp"
+#include "podsim/driver/sweep_output.hpp"
+#include "podsim/study/results.hpp"
+
+namespace podsim::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The complete shard files in `dirs` (InputError when shards are missing or of different splits), and the
+// sweep.json of the first directory that has one.
+std::vector<std::string> find_shard_files(const std::vector<std::string>& dirs, nlohmann::json& meta) {
+  std::vector<std::string> files;
+  static const std::regex shard_file(R"(results\.shard-(\d+)-of-(\d+)\.csv)");
+  std::set<int> shards_seen;
+  int shard_count = 0;
+  for (const auto& dir : dirs) {
+    if (!fs::is_directory(dir)) throw InputError(fmt::format("{}: not a directory", dir));
+    if (meta.is_null() && fs::exists(dir + "/sweep.json"))
+      meta = nlohmann::json::parse(std::ifstream(dir + "/sweep.json"));
+    for (const auto& e : fs::directory_iterator(dir)) {
+      std::smatch m;
+      std::string name = e.path().filename().string();
+      if (!std::regex_match(name, m, shard_file)) continue;
+      int n = std::stoi(m[2]);
+      if (shard_count && n != shard_count)
+        throw InputError(
+            fmt::format("{}: shard files of different splits ({} and {} shards)", dir, shard_count, n));
+      shard_count = n;
+      shards_seen.insert(std::stoi(m[1]));
+      files.push_back(e.path().string());
+    }
+  }
+  if (files.empty())
+    throw InputError(
+        fmt::format("{}: no results.shard-I-of-N.csv files (did the shards finish?)", dirs.front()));
+  std::vector<int> missing;
+  for (int i = 0; i < shard_count; ++i)
+    if (!shards_seen.count(i)) missing.push_back(i);
+  if (!missing.empty())
+    throw InputError(fmt::format(
+        "shard(s) {} of {} have no complete results file yet; rerun them (podsim sweep ... --shard I/{} "
+        "--resume) and merge again",
+        fmt::join(missing, ", "), shard_count, shard_count));
+  return files;
+}
+
+}  // namespace
+
+MergeResult merge_sweeps(const MergeRequest& request) {
+  std::string out = request.out.empty() ? request.dirs.front() : request.out;
+  nlohmann::json meta;
+  auto files = find_shard_files(request.dirs, meta);
+  study::ResultsTable merged;
+  std::set<std::string> ids;
+  for (const auto& f : files) {
+    auto t = study::read_results(f, merged.columns);
+    if (merged.columns.empty()) merged.columns = t.columns;
+    for (auto& r : t.rows)
+      if (ids.insert(r.id).second) merged.rows.push_back(std::move(r));
+  }
+  if (!meta.is_null() && meta.contains("points") && merged.rows.size() != meta["points"].get<size_t>())
+    throw InputError(fmt::format("the shards hold {} of the study's {} points", merged.rows.size(),
+                                 meta["points"].get<size_t>()));
+  fs::create_directories(out);
+  study::write_results(out + "/results.csv", merged);
+  std::vector<std::string> axis_keys;
+  std::string name = "podsim sweep", description;
+  if (!meta.is_null()) {
+    axis_keys = meta.value("axis_keys", std::vector<std::string>{});
+    name = meta.value("name", name);
+    description = meta.value("description", "");
+  }
+  auto table = study::read_results(out + "/results.csv");
+  std::string report = write_sweep_report(out, table, name, description, axis_keys);
+  return {files.size(), merged.rows.size(), out + "/results.csv", report};
+}
+
+}  // namespace podsim::driver

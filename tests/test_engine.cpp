@@ -11,12 +11,12 @@
 
 using namespace podsim;
 using network::make_collective;
-using workload::Task;
-using workload::TaskGraph;
+using plan::Task;
+using plan::TaskGraph;
 
 namespace {
 
-TaskGraph single(const network::CommPlan& plan, double compute = 0) {
+TaskGraph single(const plan::CommPlan& plan, double compute = 0) {
   TaskGraph g;
   g.stages = 1;
   int s = g.add_stream("s", 0, 0);
@@ -53,7 +53,7 @@ TEST(Engine, CollectiveOnIdleNetworkMatchesClosedForm) {
 
 TEST(Engine, TwoFlowsOnOneLinkTakeTwiceAsLong) {
   auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "2"}});
-  network::CommPhase one;
+  plan::CommPhase one;
   one.flows = {{0, 8, 1e9}};  // GPU0 of server 0 to GPU0 of server 1: one rail-0 NIC each way
   TaskGraph g;
   g.stages = 1;
@@ -66,7 +66,7 @@ TEST(Engine, TwoFlowsOnOneLinkTakeTwiceAsLong) {
   EXPECT_NEAR(both.makespan / alone, 2.0, 1e-3);
   EXPECT_NEAR(both.tasks[0].end, both.tasks[1].end, 1e-9);
   // A flow on another rail does not slow it down.
-  network::CommPhase other;
+  plan::CommPhase other;
   other.flows = {{1, 9, 1e9}};
   g.tasks[1].plan = g.add_plan({other});
   EXPECT_NEAR(engine::replay(topo, g).makespan / alone, 1.0, 1e-3);

@@ -4,8 +4,8 @@
 
 #include "podsim/cli/simulation.hpp"
 #include "podsim/core/error.hpp"
-#include "podsim/workload/megatron_builder.hpp"
-#include "podsim/workload/workload_loader.hpp"
+#include "podsim/workload/transformer/megatron_builder.hpp"
+#include "podsim/workload/transformer/transformer_loader.hpp"
 #include "podsim/workload/workload_model.hpp"
 #include "test_helpers.hpp"
 

@@ -13,11 +13,11 @@
 #include "podsim/engine/replay.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/topology/graph.hpp"
-#include "podsim/workload/ctr_config.hpp"
-#include "podsim/workload/ps_collectives.hpp"
-#include "podsim/workload/ps_traffic.hpp"
+#include "podsim/workload/ps/ctr_config.hpp"
+#include "podsim/workload/ps/ps_collectives.hpp"
+#include "podsim/workload/ps/ps_traffic.hpp"
+#include "podsim/workload/ps/zipf_keys.hpp"
 #include "podsim/workload/workload_model.hpp"
-#include "podsim/workload/zipf_keys.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;

@@ -1,4 +1,4 @@
-#include "podsim/engine/platform.hpp"
+#include "platform.hpp"
 
 #include <fmt/format.h>
 
@@ -39,7 +39,7 @@ class TopologyZone final : public kr::NetZoneImpl {
 
 }  // namespace
 
-Platform build_platform(const topology::Topology& topo, const workload::TaskGraph& graph) {
+Platform build_platform(const topology::Topology& topo, const plan::TaskGraph& graph) {
   // Which devices and link directions the graph's flows use.
   std::vector<char> used_device(topo.device_count(), 0);
   std::vector<char> used_link(topo.links.size() * 2, 0);

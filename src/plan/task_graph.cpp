@@ -1,8 +1,8 @@
-#include "podsim/workload/task_graph.hpp"
+#include "podsim/plan/task_graph.hpp"
 
 #include <stdexcept>
 
-namespace podsim::workload {
+namespace podsim::plan {
 
 const char* to_string(Category c) {
   switch (c) {
@@ -48,7 +48,7 @@ int TaskGraph::add_task(Task t) {
   return id;
 }
 
-int TaskGraph::add_plan(network::CommPlan plan) {
+int TaskGraph::add_plan(CommPlan plan) {
   if (plan.empty()) return -1;
   plans.push_back(std::move(plan));
   return static_cast<int>(plans.size()) - 1;
@@ -76,4 +76,4 @@ std::vector<int> TaskGraph::topological_order() const {
   return order;
 }
 
-}  // namespace podsim::workload
+}  // namespace podsim::plan

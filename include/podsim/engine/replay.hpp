@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "podsim/plan/task_graph.hpp"
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/task_graph.hpp"
 
 namespace podsim::engine {
 
@@ -50,11 +50,11 @@ struct ReplayResult {
 };
 
 // Runs in a forked child; throws std::runtime_error when the simulation fails.
-ReplayResult replay(const topology::Topology& topo, const workload::TaskGraph& graph,
+ReplayResult replay(const topology::Topology& topo, const plan::TaskGraph& graph,
                     const ReplayOptions& options = default_replay_options());
 
 // Runs in this process (SimGrid can then not be used again here). For the child side and for tools.
-ReplayResult replay_in_process(const topology::Topology& topo, const workload::TaskGraph& graph,
+ReplayResult replay_in_process(const topology::Topology& topo, const plan::TaskGraph& graph,
                                const ReplayOptions& options = default_replay_options());
 
 }  // namespace podsim::engine

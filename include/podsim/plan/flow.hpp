@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace podsim::network {
+namespace podsim::plan {
 
 struct Flow {
   int src = -1;      // device rank
@@ -20,4 +20,4 @@ struct CommPhase {
 
 using CommPlan = std::vector<CommPhase>;
 
-}  // namespace podsim::network
+}  // namespace podsim::plan

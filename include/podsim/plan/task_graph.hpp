@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "podsim/network/flow.hpp"
+#include "podsim/plan/flow.hpp"
 
-namespace podsim::workload {
+namespace podsim::plan {
 
 // Where time goes. When a lane does several things at once the time is charged to the first in
 // `kChargeOrder`; time with nothing to do is idle (the pipeline bubble).
@@ -59,7 +59,7 @@ struct Task {
 struct TaskGraph {
   std::vector<Stream> streams;
   std::vector<Task> tasks;
-  std::vector<network::CommPlan> plans;
+  std::vector<CommPlan> plans;
   int stages = 0;                       // lanes whose time is accounted (pipeline stages, device classes)
   std::vector<int> stage_devices;       // representative device of each lane
   std::vector<std::string> lane_names;  // "stage 0", ... (optional)
@@ -68,9 +68,9 @@ struct TaskGraph {
   int add_stream(std::string name, int stage, int device, bool device_busy = true);
   // Appends a task; a task on a stream also depends on the stream's previous task, so streams run in order.
   int add_task(Task t);
-  int add_plan(network::CommPlan plan);
+  int add_plan(CommPlan plan);
   // Tasks in an order where every dependency comes first; throws std::logic_error on a cycle.
   std::vector<int> topological_order() const;
 };
 
-}  // namespace podsim::workload
+}  // namespace podsim::plan

@@ -1,4 +1,4 @@
-#include "podsim/workload/gshard_builder.hpp"
+#include "podsim/workload/moe/gshard_builder.hpp"
 
 #include <fmt/format.h>
 
@@ -11,8 +11,8 @@
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/topology/torus.hpp"
-#include "podsim/workload/gshard_math.hpp"
-#include "podsim/workload/workload_config.hpp"
+#include "podsim/workload/moe/gshard_math.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -205,7 +205,7 @@ class Builder {
     int dense_plan = g_.add_plan(network::plan_collective(topo_, dense));
     task(dense_plan, Category::dp, 'D');
     if (w_.devices_per_expert() > 1) {
-      std::vector<network::CommPlan> plans;
+      std::vector<plan::CommPlan> plans;
       for (long long e = 0; e < w_.experts; ++e) {
         network::Collective c;
         c.kind = network::CollectiveKind::all_reduce;
@@ -234,7 +234,7 @@ class Builder {
   std::optional<calibration::ComputeModel> cm_;
   GShardLayerCosts costs_;
   std::vector<int> group_;
-  network::CommPhase a2a_phase_;
+  plan::CommPhase a2a_phase_;
   TaskGraph g_;
   int stream_ = -1, a2a_plan_ = -1;
   double pending_ = 0;

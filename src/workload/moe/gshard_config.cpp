@@ -1,4 +1,4 @@
-#include "podsim/workload/gshard_config.hpp"
+#include "podsim/workload/moe/gshard_config.hpp"
 
 #include <fmt/format.h>
 

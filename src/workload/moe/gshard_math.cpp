@@ -1,4 +1,4 @@
-#include "podsim/workload/gshard_math.hpp"
+#include "podsim/workload/moe/gshard_math.hpp"
 
 #include <algorithm>
 

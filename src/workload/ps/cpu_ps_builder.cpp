@@ -1,4 +1,4 @@
-#include "podsim/workload/cpu_ps_builder.hpp"
+#include "podsim/workload/ps/cpu_ps_builder.hpp"
 
 #include <fmt/format.h>
 
@@ -8,16 +8,16 @@
 #include "podsim/core/error.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
-#include "podsim/workload/ctr_costs.hpp"
-#include "podsim/workload/ctr_memory.hpp"
-#include "podsim/workload/ps_collectives.hpp"
-#include "podsim/workload/ps_step_graph.hpp"
-#include "podsim/workload/ps_traffic.hpp"
+#include "podsim/workload/ps/ctr_costs.hpp"
+#include "podsim/workload/ps/ctr_memory.hpp"
+#include "podsim/workload/ps/ps_collectives.hpp"
+#include "podsim/workload/ps/ps_step_graph.hpp"
+#include "podsim/workload/ps/ps_traffic.hpp"
 
 namespace podsim::workload {
 namespace {
 
-using network::CommPlan;
+using plan::CommPlan;
 
 constexpr double GiB = 1073741824.0;
 constexpr int kRounds = 8;

@@ -1,4 +1,4 @@
-#include "podsim/workload/ctr_config.hpp"
+#include "podsim/workload/ps/ctr_config.hpp"
 
 #include <fmt/format.h>
 

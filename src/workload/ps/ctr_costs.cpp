@@ -1,8 +1,8 @@
-#include "podsim/workload/ctr_costs.hpp"
+#include "podsim/workload/ps/ctr_costs.hpp"
 
 #include <fmt/format.h>
 
-#include "podsim/workload/layer_ops.hpp"
+#include "podsim/workload/transformer/layer_ops.hpp"
 
 namespace podsim::workload {
 

@@ -1,6 +1,6 @@
-#include "podsim/workload/ctr_memory.hpp"
+#include "podsim/workload/ps/ctr_memory.hpp"
 
-#include "podsim/workload/layer_ops.hpp"
+#include "podsim/workload/transformer/layer_ops.hpp"
 
 namespace podsim::workload {
 

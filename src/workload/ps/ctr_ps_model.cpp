@@ -1,13 +1,13 @@
-#include "podsim/workload/ctr_ps_model.hpp"
+#include "podsim/workload/ps/ctr_ps_model.hpp"
 
 #include <fmt/format.h>
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
-#include "podsim/workload/cpu_ps_builder.hpp"
-#include "podsim/workload/ctr_config.hpp"
-#include "podsim/workload/hierarchical_ps_builder.hpp"
-#include "podsim/workload/workload_config.hpp"
+#include "podsim/workload/ps/cpu_ps_builder.hpp"
+#include "podsim/workload/ps/ctr_config.hpp"
+#include "podsim/workload/ps/hierarchical_ps_builder.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
 namespace {

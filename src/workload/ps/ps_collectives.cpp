@@ -1,4 +1,4 @@
-#include "podsim/workload/ps_collectives.hpp"
+#include "podsim/workload/ps/ps_collectives.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -26,8 +26,8 @@ AllReducePlan fastest_all_reduce(const topology::Topology& topo, const std::vect
   return best;
 }
 
-network::CommPlan all_to_all(const topology::Topology& topo, const std::vector<int>& group,
-                             double bytes_per_rank, int max_shifts) {
+plan::CommPlan all_to_all(const topology::Topology& topo, const std::vector<int>& group,
+                          double bytes_per_rank, int max_shifts) {
   const int n = static_cast<int>(group.size());
   if (n < 2 || bytes_per_rank <= 0) return {};
   if (n - 1 <= max_shifts) {
@@ -41,7 +41,7 @@ network::CommPlan all_to_all(const topology::Topology& topo, const std::vector<i
   for (int j = 0; j < max_shifts; ++j)
     shifts.insert(1 + static_cast<int>((static_cast<long long>(j) * (n - 1)) / max_shifts));
   const double per_flow = bytes_per_rank * (n - 1) / n / shifts.size();
-  network::CommPhase phase;
+  plan::CommPhase phase;
   double max_step = 0;
   for (int s : shifts)
     for (int i = 0; i < n; ++i) {

@@ -1,4 +1,4 @@
-#include "podsim/workload/ps_step_graph.hpp"
+#include "podsim/workload/ps/ps_step_graph.hpp"
 
 #include <utility>
 
@@ -15,7 +15,7 @@ int PsStepGraph::add_stream(std::string name, bool device_busy) {
   return graph_.add_stream(std::move(name), 0, 0, device_busy);
 }
 
-int PsStepGraph::add_plan(const network::CommPlan& plan) {
+int PsStepGraph::add_plan(const plan::CommPlan& plan) {
   return plan.empty() ? -1 : graph_.add_plan(plan);
 }
 

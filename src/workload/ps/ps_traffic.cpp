@@ -1,9 +1,9 @@
-#include "podsim/workload/ps_traffic.hpp"
+#include "podsim/workload/ps/ps_traffic.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "podsim/workload/layer_ops.hpp"
+#include "podsim/workload/transformer/layer_ops.hpp"
 
 namespace podsim::workload {
 namespace {

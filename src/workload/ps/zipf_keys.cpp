@@ -1,4 +1,4 @@
-#include "podsim/workload/zipf_keys.hpp"
+#include "podsim/workload/ps/zipf_keys.hpp"
 
 #include <algorithm>
 #include <cmath>

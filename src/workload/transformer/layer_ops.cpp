@@ -1,6 +1,6 @@
-#include "podsim/workload/layer_ops.hpp"
+#include "podsim/workload/transformer/layer_ops.hpp"
 
-#include "podsim/workload/transformer_math.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
 namespace {

@@ -1,4 +1,4 @@
-#include "podsim/workload/megatron_builder.hpp"
+#include "podsim/workload/transformer/megatron_builder.hpp"
 
 #include <fmt/format.h>
 
@@ -15,15 +15,15 @@
 #include "podsim/network/collective.hpp"
 #include "podsim/workload/pipeline_assembly.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
-#include "podsim/workload/transformer_math.hpp"
-#include "podsim/workload/workload_loader.hpp"
+#include "podsim/workload/transformer/transformer_loader.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
 namespace {
 
 using network::Collective;
 using network::CollectiveKind;
-using network::CommPlan;
+using plan::CommPlan;
 
 constexpr char kForward = 'F', kBackward = 'B', kCallDone = 'C', kDataParallel = 'D', kEmbeddingSync = 'E',
                kSync = 'S', kOptimizer = 'O';
@@ -251,7 +251,7 @@ class Builder {
     if (it != transfer_cache_.end()) return it->second;
     bool split = layout_.tp > 1 && (w_.parallel.scatter_gather || w_.parallel.sequence_parallel);
     double bytes = split ? activation_bytes() / layout_.tp : activation_bytes();
-    network::CommPhase phase;
+    plan::CommPhase phase;
     for (int replica = 0; replica < layout_.dp; ++replica)
       for (int r : rail_ranks_)
         phase.flows.push_back({layout_.device(r, replica, from), layout_.device(r, replica, to), bytes});

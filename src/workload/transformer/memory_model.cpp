@@ -1,10 +1,10 @@
-#include "podsim/workload/memory_model.hpp"
+#include "podsim/workload/transformer/memory_model.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "podsim/workload/layer_ops.hpp"
-#include "podsim/workload/transformer_math.hpp"
+#include "podsim/workload/transformer/layer_ops.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
 

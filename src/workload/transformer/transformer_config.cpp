@@ -1,4 +1,4 @@
-#include "podsim/workload/workload_config.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
 
 #include <fmt/format.h>
 
@@ -21,16 +21,6 @@ std::string divisors_up_to(long long n, long long limit) {
 }
 
 }  // namespace
-
-const char* to_string(Schedule s) {
-  switch (s) {
-    case Schedule::none: return "none";
-    case Schedule::gpipe: return "gpipe";
-    case Schedule::one_f_one_b: return "1f1b";
-    case Schedule::interleaved: return "interleaved";
-  }
-  return "?";
-}
 
 const char* to_string(GradAccumulation g) {
   switch (g) {

@@ -1,4 +1,4 @@
-#include "podsim/workload/workload_loader.hpp"
+#include "podsim/workload/transformer/transformer_loader.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "podsim/workload/transformer_math.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
 

@@ -1,4 +1,4 @@
-#include "podsim/workload/cerebras_config.hpp"
+#include "podsim/workload/wafer/cerebras_config.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include "podsim/core/error.hpp"
 #include "podsim/topology/wafer_cluster.hpp"
 #include "podsim/workload/bounded_reads.hpp"
-#include "podsim/workload/transformer_math.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
 namespace {

@@ -1,4 +1,4 @@
-#include "podsim/workload/cerebras_model.hpp"
+#include "podsim/workload/wafer/cerebras_model.hpp"
 
 #include <fmt/format.h>
 
@@ -9,9 +9,9 @@
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/topology/wafer_cluster.hpp"
-#include "podsim/workload/cerebras_config.hpp"
-#include "podsim/workload/layer_pipelined.hpp"
-#include "podsim/workload/weight_streaming.hpp"
+#include "podsim/workload/wafer/cerebras_config.hpp"
+#include "podsim/workload/wafer/layer_pipelined.hpp"
+#include "podsim/workload/wafer/weight_streaming.hpp"
 
 namespace podsim::workload {
 namespace {

@@ -1,4 +1,4 @@
-#include "podsim/workload/layer_pipelined.hpp"
+#include "podsim/workload/wafer/layer_pipelined.hpp"
 
 #include <fmt/format.h>
 
@@ -9,11 +9,11 @@
 #include "podsim/core/error.hpp"
 #include "podsim/network/swarm_tree.hpp"
 #include "podsim/topology/wafer_cluster.hpp"
-#include "podsim/workload/memory_model.hpp"
 #include "podsim/workload/pipeline_assembly.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
-#include "podsim/workload/transformer_math.hpp"
-#include "podsim/workload/wafer_step.hpp"
+#include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
+#include "podsim/workload/wafer/wafer_step.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -254,7 +254,7 @@ class Builder {
       auto it = transfer_plan_.find(boundary);
       if (it != transfer_plan_.end()) return it->second;
       // On-wafer transfer in closed form: the boundary's links serve only these two regions.
-      network::CommPhase phase;
+      plan::CommPhase phase;
       phase.latency = transfer_seconds(boundary);
       return transfer_plan_[boundary] = g.add_plan({phase});
     };

@@ -1,4 +1,4 @@
-#include "podsim/workload/wafer_kernels.hpp"
+#include "podsim/workload/wafer/wafer_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "podsim/workload/wafer_placement.hpp"
+#include "podsim/workload/wafer/wafer_placement.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
-#include "podsim/workload/wafer_step.hpp"
+#include "podsim/workload/wafer/wafer_step.hpp"
 
-#include "podsim/workload/transformer_math.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
 

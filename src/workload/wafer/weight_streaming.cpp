@@ -1,4 +1,4 @@
-#include "podsim/workload/weight_streaming.hpp"
+#include "podsim/workload/wafer/weight_streaming.hpp"
 
 #include <fmt/format.h>
 
@@ -9,9 +9,9 @@
 #include "podsim/network/link_load.hpp"
 #include "podsim/network/swarm_tree.hpp"
 #include "podsim/topology/wafer_cluster.hpp"
-#include "podsim/workload/transformer_math.hpp"
-#include "podsim/workload/wafer_kernels.hpp"
-#include "podsim/workload/wafer_step.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
+#include "podsim/workload/wafer/wafer_kernels.hpp"
+#include "podsim/workload/wafer/wafer_step.hpp"
 
 namespace podsim::workload {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/gshard_config.hpp"
+#include "podsim/workload/moe/gshard_config.hpp"
 #include "podsim/workload/step_plan.hpp"
 #include "podsim/workload/workload_model.hpp"
 

@@ -3,9 +3,9 @@
 #pragma once
 
 #include "podsim/calibration/compute_model.hpp"
-#include "podsim/workload/gshard_config.hpp"
-#include "podsim/workload/layer_ops.hpp"
-#include "podsim/workload/memory_model.hpp"
+#include "podsim/workload/moe/gshard_config.hpp"
+#include "podsim/workload/transformer/layer_ops.hpp"
+#include "podsim/workload/transformer/memory_model.hpp"
 
 namespace podsim::workload {
 

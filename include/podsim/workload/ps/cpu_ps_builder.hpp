@@ -20,7 +20,7 @@
 #pragma once
 
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/ctr_config.hpp"
+#include "podsim/workload/ps/ctr_config.hpp"
 #include "podsim/workload/step_plan.hpp"
 
 namespace podsim::workload {

@@ -6,7 +6,7 @@
 
 #include "podsim/calibration/compute_model.hpp"
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/ctr_config.hpp"
+#include "podsim/workload/ps/ctr_config.hpp"
 #include "podsim/workload/step_plan.hpp"
 
 namespace podsim::workload {

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "podsim/calibration/device_profile.hpp"
-#include "podsim/workload/ctr_config.hpp"
-#include "podsim/workload/memory_model.hpp"
+#include "podsim/workload/ps/ctr_config.hpp"
+#include "podsim/workload/transformer/memory_model.hpp"
 
 namespace podsim::workload {
 

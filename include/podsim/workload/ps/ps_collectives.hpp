@@ -12,7 +12,7 @@ namespace podsim::workload {
 // network of ring, tree and hierarchical (as NCCL's and MPI's tuners pick by size and scale; a ring's
 // 2(n-1) latency steps make it lose to a tree over hundreds of servers with small gradients).
 struct AllReducePlan {
-  network::CommPlan plan;
+  plan::CommPlan plan;
   network::Algorithm algorithm = network::Algorithm::ring;
 };
 AllReducePlan fastest_all_reduce(const topology::Topology& topo, const std::vector<int>& group, double bytes);
@@ -25,7 +25,7 @@ AllReducePlan fastest_all_reduce(const topology::Topology& topo, const std::vect
 // and receives exactly its bytes, so links next to the ranks carry exactly the all-to-all's load; links
 // shared by groups of ranks (rack uplinks) carry the sampled shifts' average share, which tests check to
 // be within 1% of the full all-to-all's time on the presets.
-network::CommPlan all_to_all(const topology::Topology& topo, const std::vector<int>& group,
-                             double bytes_per_rank, int max_shifts = 48);
+plan::CommPlan all_to_all(const topology::Topology& topo, const std::vector<int>& group,
+                          double bytes_per_rank, int max_shifts = 48);
 
 }  // namespace podsim::workload

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "podsim/network/flow.hpp"
-#include "podsim/workload/task_graph.hpp"
+#include "podsim/plan/flow.hpp"
+#include "podsim/workload/step_plan.hpp"
 
 namespace podsim::workload {
 
@@ -19,7 +19,7 @@ class PsStepGraph {
 
   int add_stream(std::string name, bool device_busy = true);
   // The plan's index, or -1 (no communication) for an empty plan: a lone server has no one to talk to.
-  int add_plan(const network::CommPlan& plan);
+  int add_plan(const plan::CommPlan& plan);
   // A task of the lane: `seconds` of device time charged to `category`, then the phases of `plan` (-1:
   // none) charged to `comm`.
   int add(int stream, char kind, double seconds, Category category, std::vector<int> deps = {}, int plan = -1,

@@ -28,8 +28,8 @@
 // gradients, and the owners apply the optimizer; dense gradients are all-reduced.
 #pragma once
 
-#include "podsim/workload/ctr_config.hpp"
-#include "podsim/workload/zipf_keys.hpp"
+#include "podsim/workload/ps/ctr_config.hpp"
+#include "podsim/workload/ps/zipf_keys.hpp"
 
 namespace podsim::workload {
 

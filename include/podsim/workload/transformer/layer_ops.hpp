@@ -8,7 +8,7 @@
 #include "podsim/calibration/compute_model.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/workload/step_plan.hpp"
-#include "podsim/workload/workload_config.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
 

@@ -18,12 +18,11 @@
 #include <vector>
 
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/layer_ops.hpp"
-#include "podsim/workload/memory_model.hpp"
 #include "podsim/workload/parallel_layout.hpp"
 #include "podsim/workload/step_plan.hpp"
-#include "podsim/workload/task_graph.hpp"
-#include "podsim/workload/workload_config.hpp"
+#include "podsim/workload/transformer/layer_ops.hpp"
+#include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
 #include "podsim/workload/workload_model.hpp"
 
 namespace podsim::workload {

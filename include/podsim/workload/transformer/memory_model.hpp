@@ -7,14 +7,10 @@
 #include <vector>
 
 #include "podsim/calibration/device_profile.hpp"
-#include "podsim/workload/workload_config.hpp"
+#include "podsim/workload/memory_breakdown.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
-
-struct MemoryBreakdown {
-  double weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0, framework = 0;
-  double total() const { return weights + gradients + optimizer + activations + buffers + framework; }
-};
 
 // Parameters held by one tensor-parallel rank of pipeline stage `stage` (embeddings on the first stage,
 // the tied output embedding and final norm on the last).

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "podsim/topology/device_spec.hpp"
+#include "podsim/workload/pipeline_schedule.hpp"
 
 namespace podsim {
 class ConfigNode;
@@ -17,14 +18,12 @@ struct ModelConfig {
   long long layers = 0, hidden = 0, heads = 0, ffn_hidden = 0, seq_len = 0, vocab = 0;
 };
 
-enum class Schedule { none, gpipe, one_f_one_b, interleaved };
 enum class Recompute { none, selective, full };
 // How weight gradients of successive microbatches are summed: into an fp32 main_grad buffer by a separate
 // kernel (Megatron's local DDP), in place in the parameter's precision (PyTorch DDP), or inside the weight-
 // gradient GEMM (Megatron's gradient_accumulation_fusion).
 enum class GradAccumulation { fp32, same, fused };
 
-const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(GradAccumulation g);
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/workload_config.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
 

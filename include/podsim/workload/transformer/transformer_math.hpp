@@ -1,7 +1,7 @@
 // Closed forms of the GPT-style transformer: parameter counts and FLOPs (Narayanan et al. SC21, Eq. 3).
 #pragma once
 
-#include "podsim/workload/workload_config.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
 

@@ -13,9 +13,9 @@
 #include <optional>
 
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/cerebras_config.hpp"
 #include "podsim/workload/step_plan.hpp"
-#include "podsim/workload/wafer_placement.hpp"
+#include "podsim/workload/wafer/cerebras_config.hpp"
+#include "podsim/workload/wafer/wafer_placement.hpp"
 
 namespace podsim::workload {
 

@@ -9,8 +9,8 @@
 #pragma once
 
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/layer_ops.hpp"
-#include "podsim/workload/workload_config.hpp"
+#include "podsim/workload/transformer/layer_ops.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
 

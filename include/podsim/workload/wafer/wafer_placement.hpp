@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "podsim/workload/wafer_kernels.hpp"
+#include "podsim/workload/wafer/wafer_kernels.hpp"
 
 namespace podsim::workload {
 

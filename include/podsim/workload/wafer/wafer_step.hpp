@@ -2,9 +2,9 @@
 // transformer step the systems run together, and what its optimizer moves per parameter.
 #pragma once
 
-#include "podsim/workload/cerebras_config.hpp"
 #include "podsim/workload/step_plan.hpp"
-#include "podsim/workload/wafer_kernels.hpp"
+#include "podsim/workload/wafer/cerebras_config.hpp"
+#include "podsim/workload/wafer/wafer_kernels.hpp"
 
 namespace podsim::workload {
 

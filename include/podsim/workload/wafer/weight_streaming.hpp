@@ -19,9 +19,9 @@
 #pragma once
 
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/cerebras_config.hpp"
-#include "podsim/workload/memory_model.hpp"
 #include "podsim/workload/step_plan.hpp"
+#include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/wafer/cerebras_config.hpp"
 
 namespace podsim::workload {
 

@@ -1,3 +1,4 @@
+// Private to the engine (the only layer that sees SimGrid): not installed under include/.
 // The SimGrid platform for one replay: a host per device that appears in the task graph's flows and a
 // pair of links (one per direction) per topology link on their routes. Routes come from the topology's
 // router through a custom routing zone, so SimGrid never needs an n^2 routing table; only the part of the
@@ -6,8 +7,8 @@
 
 #include <vector>
 
+#include "podsim/plan/task_graph.hpp"
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/task_graph.hpp"
 
 namespace simgrid::s4u {
 class Host;
@@ -22,6 +23,6 @@ struct Platform {
 };
 
 // Must be called once, in a process whose SimGrid engine is configured for ptask_L07 and has no zone yet.
-Platform build_platform(const topology::Topology& topo, const workload::TaskGraph& graph);
+Platform build_platform(const topology::Topology& topo, const plan::TaskGraph& graph);
 
 }  // namespace podsim::engine

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "podsim/plan/task_graph.hpp"
-#include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/memory_breakdown.hpp"
 
 namespace podsim::workload {
 

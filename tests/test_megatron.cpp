@@ -205,7 +205,7 @@ TEST(Megatron, TinyGradientBucketsAreRefusedAndNeverFewerThanLargeOnes) {
                                     {"parallel.dp_bucket_MB", mb}});
     EXPECT_EQ(r.status, "ok");
     int n = 0;
-    for (const auto& t : r.plan.graph.tasks) n += t.kind == 'D';
+    for (const auto& t : r.plan.graph.tasks) n += t.kind == podsim::plan::TaskKind::dp;
     return n;
   };
   EXPECT_GE(buckets("0.001"), buckets("25"));

@@ -32,6 +32,31 @@ const char* description(Category c) {
   }
 }
 
+const char* to_string(TaskKind k) {
+  auto i = static_cast<size_t>(k);
+  return i < std::size(kTaskKindNames) ? kTaskKindNames[i] : "?";
+}
+
+int TaskGraph::add_compute(TaskKind kind, int stream, int stage, double seconds, Category category,
+                           std::vector<int> deps) {
+  return add_task({.kind = kind,
+                   .stream = stream,
+                   .stage = stage,
+                   .deps = std::move(deps),
+                   .compute_seconds = seconds,
+                   .compute_category = category});
+}
+
+int TaskGraph::add_comm(TaskKind kind, int stream, int stage, int plan, Category category,
+                        std::vector<int> deps) {
+  return add_task({.kind = kind,
+                   .stream = stream,
+                   .stage = stage,
+                   .deps = std::move(deps),
+                   .plan = plan,
+                   .comm_category = category});
+}
+
 int TaskGraph::add_stream(std::string name, int stage, int device, bool device_busy) {
   streams.push_back({std::move(name), stage, device, device_busy, -1});
   return static_cast<int>(streams.size()) - 1;

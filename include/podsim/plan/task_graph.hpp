@@ -4,7 +4,9 @@
 // two stages) start as soon as their dependencies are met.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -40,18 +42,47 @@ struct Stream {
   int last_task = -1;       // most recently added task, the next one's implicit dependency
 };
 
+// What a task is, for traces, tests and readers; the engine never looks at it.
+enum class TaskKind : std::uint8_t {
+  none,
+  forward,         // forward pass (of a chunk, a layer, a step)
+  backward,        // backward pass
+  recompute,       // forward recomputed before its backward (rematerialization)
+  transfer,        // pipeline point-to-point send/recv
+  gather,          // all-gather of what a transfer scattered; rows pulled from peer devices
+  call_done,       // zero-time marker: a blocking call (or a set of tasks) is complete
+  dp,              // data-parallel gradient reduction or parameter gather
+  embedding_sync,  // all-reduce of the tied embedding's gradients between first and last stage
+  sync,            // model-parallel all-reduce of small values (clipping, overflow check)
+  optimizer,       // optimizer step
+  weight_stream,   // weights streamed to the device
+  dedup,           // deduplication of the step's keys in host memory
+  ssd_read,        // rows read from SSD
+  ssd_write,       // rows written back to SSD
+  dram_load,       // rows staged in host memory
+  dram_merge,      // updated rows merged into host memory
+  host_copy,       // host <-> device copy (PCIe)
+  pull,            // parameters pulled from servers
+  push,            // gradients pushed to servers
+  count
+};
+inline constexpr const char* kTaskKindNames[] = {
+    "task",          "forward",        "backward",   "recompute", "transfer",      "gather", "call done",
+    "data-parallel", "embedding sync", "sync",       "optimizer", "weight stream", "dedup",  "ssd read",
+    "ssd write",     "dram load",      "dram merge", "host copy", "pull",          "push"};
+static_assert(std::size(kTaskKindNames) == static_cast<size_t>(TaskKind::count), "a name per TaskKind");
+const char* to_string(TaskKind k);  // "forward", "call done", ...
+
 struct Task {
-  int stream = -1;      // -1: not stream-ordered
-  int stage = -1;       // stage whose timeline this task belongs to (-1: none)
-  int peer_stage = -1;  // for transfers: the other stage involved
+  TaskKind kind = TaskKind::none;  // label for traces and tests
+  int stream = -1;                 // -1: not stream-ordered
+  int stage = -1;                  // stage whose timeline this task belongs to (-1: none)
+  int peer_stage = -1;             // for transfers: the other stage involved
   std::vector<int> deps;
   double compute_seconds = 0;  // device busy time, spent first
   Category compute_category = Category::compute;
   int plan = -1;  // index into TaskGraph::plans, -1 for none
   Category comm_category = Category::tp;
-  // Labels for traces and tests.
-  char kind = ' ';  // 'F' forward, 'B' backward, 'T' transfer, 'G' gather, 'D' dp, 'E' embedding, 'O'
-                    // optimizer, 'S' sync
   int microbatch = -1;
   int chunk = -1;
 };
@@ -68,6 +99,12 @@ struct TaskGraph {
   int add_stream(std::string name, int stage, int device, bool device_busy = true);
   // Appends a task; a task on a stream also depends on the stream's previous task, so streams run in order.
   int add_task(Task t);
+  // Device time on `stream` (its lane: `stage`), charged to `category`; nothing on the network.
+  int add_compute(TaskKind kind, int stream, int stage, double seconds, Category category = Category::compute,
+                  std::vector<int> deps = {});
+  // The phases of plan `plan` (-1: none, a zero-time marker) without device time first, charged to
+  // `category`.
+  int add_comm(TaskKind kind, int stream, int stage, int plan, Category category, std::vector<int> deps = {});
   int add_plan(CommPlan plan);
   // Tasks in an order where every dependency comes first; throws std::logic_error on a cycle.
   std::vector<int> topological_order() const;

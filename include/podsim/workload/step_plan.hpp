@@ -19,6 +19,7 @@ using plan::kChargeOrder;
 using plan::Stream;
 using plan::Task;
 using plan::TaskGraph;
+using plan::TaskKind;
 using plan::to_string;
 
 // The cost of one kernel, for result.json's per-kernel detail.

@@ -141,19 +141,17 @@ class Builder {
   long long all_to_alls() const { return w_.moe_layers() * (w_.rematerialization ? 6 : 4); }
 
   // Device time accumulates until the next communication, then leaves as one task.
-  void task(int plan, workload::Category category, char kind) {
-    Task t;
-    t.stream = stream_;
-    t.stage = 0;
-    t.kind = kind;
-    t.compute_seconds = pending_;
-    t.plan = plan;
-    t.comm_category = category;
-    g_.add_task(std::move(t));
+  void task(int plan, workload::Category category, TaskKind kind) {
+    g_.add_task({.kind = kind,
+                 .stream = stream_,
+                 .stage = 0,
+                 .compute_seconds = pending_,
+                 .plan = plan,
+                 .comm_category = category});
     pending_ = 0;
   }
 
-  void moe_forward(char kind) {
+  void moe_forward(TaskKind kind) {
     pending_ += costs_.gate_dispatch_forward.seconds;
     task(a2a_plan_, Category::ep, kind);  // dispatch: tokens to their experts' devices
     pending_ += costs_.experts_forward.seconds;
@@ -163,13 +161,14 @@ class Builder {
 
   void moe_backward() {
     pending_ += costs_.combine_backward.seconds;
-    task(a2a_plan_, Category::ep, 'B');  // gradients of the expert outputs to the experts
+    task(a2a_plan_, Category::ep, TaskKind::backward);  // gradients of the expert outputs to the experts
     pending_ += costs_.experts_backward.seconds;
-    task(a2a_plan_, Category::ep, 'B');  // gradients of the dispatched tokens back to their groups
+    task(a2a_plan_, Category::ep,
+         TaskKind::backward);  // gradients of the dispatched tokens back to their groups
     pending_ += costs_.gate_dispatch_backward.seconds;
   }
 
-  void layer_forward(bool decoder, long long i, char kind) {
+  void layer_forward(bool decoder, long long i, TaskKind kind) {
     pending_ += decoder ? costs_.decoder_attention_forward.seconds : costs_.attention_forward.seconds;
     if (is_moe(i))
       moe_forward(kind);
@@ -178,7 +177,7 @@ class Builder {
   }
 
   void layer_backward(bool decoder, long long i) {
-    if (w_.rematerialization) layer_forward(decoder, i, 'R');
+    if (w_.rematerialization) layer_forward(decoder, i, TaskKind::recompute);
     if (is_moe(i))
       moe_backward();
     else
@@ -189,11 +188,11 @@ class Builder {
   void build_step() {
     const long long Lh = w_.layers_per_stack();
     for (int stack = 0; stack < 2; ++stack)
-      for (long long i = 0; i < Lh; ++i) layer_forward(stack == 1, i, 'F');
+      for (long long i = 0; i < Lh; ++i) layer_forward(stack == 1, i, TaskKind::forward);
     pending_ += costs_.head_forward.seconds + costs_.head_backward.seconds;
     for (int stack = 1; stack >= 0; --stack)
       for (long long i = Lh - 1; i >= 0; --i) layer_backward(stack == 1, i);
-    task(-1, Category::tp, 'B');
+    task(-1, Category::tp, TaskKind::backward);
 
     // Gradients: dense weights all-reduced over every device; an expert replicated over several devices
     // all-reduces its gradients among its replicas (devices e, e + experts, e + 2 experts, ...).
@@ -203,7 +202,7 @@ class Builder {
     dense.group = group_;
     dense.bytes = params.dense * w_.grad_reduce_bytes;
     int dense_plan = g_.add_plan(network::plan_collective(topo_, dense));
-    task(dense_plan, Category::dp, 'D');
+    task(dense_plan, Category::dp, TaskKind::dp);
     if (w_.devices_per_expert() > 1) {
       std::vector<plan::CommPlan> plans;
       for (long long e = 0; e < w_.experts; ++e) {
@@ -214,19 +213,14 @@ class Builder {
         c.bytes = static_cast<double>(w_.moe_layers()) * params.per_expert * w_.grad_reduce_bytes;
         plans.push_back(network::plan_collective(topo_, c));
       }
-      task(g_.add_plan(network::concurrent(plans)), Category::dp, 'D');
+      task(g_.add_plan(network::concurrent(plans)), Category::dp, TaskKind::dp);
     }
     // Optimizer over this device's weights: Adafactor reads weight and gradient and writes the weight
     // (fp32, factored statistics are negligible); Adam as Megatron's mixed-precision optimizer.
     double device_params = gshard_device_params(w_);
-    Task opt;
-    opt.stream = stream_;
-    opt.stage = 0;
-    opt.kind = 'O';
-    opt.compute_seconds = w_.adafactor ? cm_->memory_op(device_params * 3 * w_.weight_bytes)
-                                       : optimizer_cost(device_params, *cm_).seconds;
-    opt.compute_category = Category::optimizer;
-    g_.add_task(std::move(opt));
+    double seconds = w_.adafactor ? cm_->memory_op(device_params * 3 * w_.weight_bytes)
+                                  : optimizer_cost(device_params, *cm_).seconds;
+    g_.add_compute(TaskKind::optimizer, stream_, 0, seconds, Category::optimizer);
   }
 
   const topology::Topology& topo_;

@@ -147,14 +147,15 @@ class Builder {
       std::vector<int> deps;
       if (prev_pull >= 0) deps.push_back(prev_pull);
       if (r >= 2) deps.push_back(reduces[r - 2]);
-      int compute =
-          g.add(cpu, 'F', k * (mlp_.seconds() + embedding_s_ + dense_update_s_), Category::compute, deps);
+      int compute = g.add(cpu, TaskKind::forward, k * (mlp_.seconds() + embedding_s_ + dense_update_s_),
+                          Category::compute, deps);
       // Prefetch of the next round's rows, once the buffer of the round before this one is free.
       std::vector<int> pull_deps;
       if (prev_compute >= 0) pull_deps.push_back(prev_compute);
-      prev_pull = g.add(pull, 'P', 0, Category::compute, pull_deps, rows, Category::stream);
-      g.add(push, 'U', 0, Category::compute, {compute}, rows, Category::stream);
-      reduces.push_back(g.add(reduce, 'D', 0, Category::compute, {compute}, allreduce, Category::dp));
+      prev_pull = g.add(pull, TaskKind::pull, 0, Category::compute, pull_deps, rows, Category::stream);
+      g.add(push, TaskKind::push, 0, Category::compute, {compute}, rows, Category::stream);
+      reduces.push_back(
+          g.add(reduce, TaskKind::dp, 0, Category::compute, {compute}, allreduce, Category::dp));
       prev_compute = compute;
     }
     plan.graph = g.take();

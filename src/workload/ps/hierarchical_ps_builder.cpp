@@ -138,32 +138,34 @@ class Builder {
     // (ps.pipeline: false) every stage waits for the one before.
     auto after = [&](std::vector<int> previous) { return w_.ps.pipeline ? std::vector<int>{} : previous; };
     // SSD stage, batch k+2: find its distinct keys, read the rows the owners miss in DRAM.
-    int dedup = g.add(dram_load, 'K', dram_dedup_s_, Category::storage);
-    int read = g.add(ssd, 'R', ssd_read_s_, Category::storage, {dedup});
+    int dedup = g.add(dram_load, TaskKind::dedup, dram_dedup_s_, Category::storage);
+    int read = g.add(ssd, TaskKind::ssd_read, ssd_read_s_, Category::storage, {dedup});
     // Network stage, batch k+1: pull rows from their owners, partition the working set per GPU.
-    int pulled =
-        g.add(net_pull, 'N', 0, Category::storage, after({read}), g.add_plan(pull_), Category::stream);
-    int staged = g.add(dram_load, 'L', dram_load_s_, Category::storage, after({read}));
+    int pulled = g.add(net_pull, TaskKind::pull, 0, Category::storage, after({read}), g.add_plan(pull_),
+                       Category::stream);
+    int staged = g.add(dram_load, TaskKind::dram_load, dram_load_s_, Category::storage, after({read}));
     // GPU stage, batch k: host -> HBM, the mini-batches, HBM -> host.
-    int last = g.add(pcie, 'H', pcie_s_, Category::storage, after({pulled, staged}));
+    int last = g.add(pcie, TaskKind::host_copy, pcie_s_, Category::storage, after({pulled, staged}));
     int rounds = std::min(m_, kRounds);
     double k = static_cast<double>(m_) / rounds;
     int nvlink = g.add_plan(network::scaled(nvlink_, k));
     int allreduce = g.add_plan(network::scaled(allreduce_, k));
     for (int r = 0; r < rounds; ++r) {
-      g.add(gpu, 'G', 0, Category::compute, {last}, nvlink, Category::stream);  // pull rows from peer GPUs
-      g.add(gpu, 'F', k * (mlp_.seconds() + emb_forward_s_ + emb_backward_s_), Category::compute, {}, nvlink,
+      g.add(gpu, TaskKind::gather, 0, Category::compute, {last}, nvlink,
+            Category::stream);  // pull rows from peer GPUs
+      g.add(gpu, TaskKind::forward, k * (mlp_.seconds() + emb_forward_s_ + emb_backward_s_),
+            Category::compute, {}, nvlink,
             Category::stream);  // forward, backward, push row gradients to their GPUs
-      g.add(gpu, 'D', 0, Category::compute, {}, allreduce, Category::dp);
-      last = g.add(gpu, 'O', k * (sparse_update_s_ + dense_update_s_), Category::compute);
+      g.add(gpu, TaskKind::dp, 0, Category::compute, {}, allreduce, Category::dp);
+      last = g.add(gpu, TaskKind::optimizer, k * (sparse_update_s_ + dense_update_s_), Category::compute);
     }
-    int trained = g.add(pcie, 'H', pcie_s_, Category::storage, {last});
+    int trained = g.add(pcie, TaskKind::host_copy, pcie_s_, Category::storage, {last});
     // Dump stage, batch k-1: push updated rows to their owners, merge, write the uncached ones to SSD
     // (after this step's reads: the SSD serves one request stream at a time).
-    int pushed =
-        g.add(net_push, 'U', 0, Category::storage, after({trained}), g.add_plan(push_), Category::stream);
-    int merged = g.add(dram_dump, 'M', dram_dump_s_, Category::storage, after({trained}));
-    g.add(ssd, 'W', ssd_write_s_, Category::storage, {pushed, merged});
+    int pushed = g.add(net_push, TaskKind::push, 0, Category::storage, after({trained}), g.add_plan(push_),
+                       Category::stream);
+    int merged = g.add(dram_dump, TaskKind::dram_merge, dram_dump_s_, Category::storage, after({trained}));
+    g.add(ssd, TaskKind::ssd_write, ssd_write_s_, Category::storage, {pushed, merged});
     plan.graph = g.take();
     return plan;
   }

@@ -19,18 +19,16 @@ int PsStepGraph::add_plan(const plan::CommPlan& plan) {
   return plan.empty() ? -1 : graph_.add_plan(plan);
 }
 
-int PsStepGraph::add(int stream, char kind, double seconds, Category category, std::vector<int> deps,
+int PsStepGraph::add(int stream, TaskKind kind, double seconds, Category category, std::vector<int> deps,
                      int plan, Category comm) {
-  Task t;
-  t.stream = stream;
-  t.stage = 0;
-  t.kind = kind;
-  t.compute_seconds = seconds;
-  t.compute_category = category;
-  t.plan = plan;
-  t.comm_category = comm;
-  t.deps = std::move(deps);
-  return graph_.add_task(std::move(t));
+  return graph_.add_task({.kind = kind,
+                          .stream = stream,
+                          .stage = 0,
+                          .deps = std::move(deps),
+                          .compute_seconds = seconds,
+                          .compute_category = category,
+                          .plan = plan,
+                          .comm_category = comm});
 }
 
 }  // namespace podsim::workload

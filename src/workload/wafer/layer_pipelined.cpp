@@ -241,13 +241,12 @@ class Builder {
     }
     PipelineCallbacks cb;
     cb.compute = [&](int s, const StageStep& step, bool) {
-      Task t;
-      t.stream = streams_[s];
-      t.stage = s;
-      t.kind = step.pass == Pass::forward ? 'F' : 'B';
-      t.microbatch = step.microbatch;
-      t.compute_seconds = step.pass == Pass::forward ? costs_[s].forward.seconds : costs_[s].backward.seconds;
-      g.add_task(std::move(t));
+      bool forward = step.pass == Pass::forward;
+      g.add_task({.kind = forward ? TaskKind::forward : TaskKind::backward,
+                  .stream = streams_[s],
+                  .stage = s,
+                  .compute_seconds = forward ? costs_[s].forward.seconds : costs_[s].backward.seconds,
+                  .microbatch = step.microbatch});
     };
     cb.transfer_plan = [&](int from, int to) {
       int boundary = std::min(from, to);
@@ -261,27 +260,17 @@ class Builder {
     std::vector<int> flushed = assemble_pipeline(g, layout_.programs, streams_, cb);
     std::vector<int> ready = flushed;
     if (w_.parallel.dp > 1) {
-      Task d;
-      d.stage = -1;
-      d.kind = 'D';
-      d.plan = g.add_plan(
+      int all_reduce = g.add_plan(
           network::swarm_all_reduce(topo_, total_params(w_.model) * w_.training.grad_reduce_bytes));
-      d.comm_category = Category::dp;
-      d.deps = flushed;
-      ready.assign(n, g.add_task(std::move(d)));
+      ready.assign(n, g.add_comm(TaskKind::dp, -1, -1, all_reduce, Category::dp, flushed));
     }
     for (int b = 0; b < n; ++b) {
       const MeshRect& r = layout_.placement->regions[b];
       double bandwidth = spec_.sram_bandwidth * static_cast<double>(r.cores()) /
                          static_cast<double>(spec_.mesh.cores) * spec_.profile.sram_efficiency;
-      Task opt;
-      opt.stream = streams_[b];
-      opt.stage = b;
-      opt.kind = 'O';
-      opt.compute_seconds = layout_.blocks[b].params * kAdamUpdateBytesPerParam / bandwidth;
-      opt.compute_category = Category::optimizer;
-      opt.deps.push_back(ready[b]);
-      g.add_task(std::move(opt));
+      g.add_compute(TaskKind::optimizer, streams_[b], b,
+                    layout_.blocks[b].params * kAdamUpdateBytesPerParam / bandwidth, Category::optimizer,
+                    {ready[b]});
     }
     return plan;
   }

@@ -209,37 +209,35 @@ class Builder {
         const int at = static_cast<int>(computes.size());
         int stream_task = -1;
         if (p.stream_params > 0) {
-          Task s;
-          s.stream = weights;
-          s.stage = 0;
-          s.kind = 'W';
-          s.microbatch = u;
-          s.plan = cached_plan(broadcast_, p.stream_params * wb_, true);
-          s.comm_category = Category::stream;
-          if (at - 1 - ahead >= 0) s.deps.push_back(computes[at - 1 - ahead]);  // buffer slot is free
-          stream_task = g_.add_task(std::move(s));
+          std::vector<int> deps;
+          if (at - 1 - ahead >= 0) deps.push_back(computes[at - 1 - ahead]);  // buffer slot is free
+          stream_task = g_.add_task({.kind = TaskKind::weight_stream,
+                                     .stream = weights,
+                                     .stage = 0,
+                                     .deps = std::move(deps),
+                                     .plan = cached_plan(broadcast_, p.stream_params * wb_, true),
+                                     .comm_category = Category::stream,
+                                     .microbatch = u});
         }
-        Task c;
-        c.stream = wafer;
-        c.stage = 0;
-        c.kind = p.grad_params > 0 ? 'B' : 'F';
-        c.microbatch = u;
-        c.compute_seconds = p.compute;
-        if (stream_task >= 0) c.deps.push_back(stream_task);
+        std::vector<int> deps;
+        if (stream_task >= 0) deps.push_back(stream_task);
         const int r = static_cast<int>(reductions.size());
         if (p.grad_params > 0 && r - 1 - ahead >= 0)
-          c.deps.push_back(reductions[r - 1 - ahead]);  // backpressure
-        computes.push_back(g_.add_task(std::move(c)));
+          deps.push_back(reductions[r - 1 - ahead]);  // backpressure
+        computes.push_back(g_.add_task({.kind = p.grad_params > 0 ? TaskKind::backward : TaskKind::forward,
+                                        .stream = wafer,
+                                        .stage = 0,
+                                        .deps = std::move(deps),
+                                        .compute_seconds = p.compute,
+                                        .microbatch = u}));
         if (p.grad_params > 0) {
-          Task d;
-          d.stream = grads;
-          d.stage = 0;
-          d.kind = 'D';
-          d.microbatch = u;
-          d.plan = cached_plan(reduce_, p.grad_params * gb_, false);
-          d.comm_category = Category::dp;
-          d.deps.push_back(computes.back());
-          reductions.push_back(g_.add_task(std::move(d)));
+          reductions.push_back(g_.add_task({.kind = TaskKind::dp,
+                                            .stream = grads,
+                                            .stage = 0,
+                                            .deps = {computes.back()},
+                                            .plan = cached_plan(reduce_, p.grad_params * gb_, false),
+                                            .comm_category = Category::dp,
+                                            .microbatch = u}));
           last_reduction_of_block[p.block] = reductions.back();
         }
       }
@@ -255,14 +253,8 @@ class Builder {
   }
 
   void add_update(int stream, double params, std::vector<int> deps) {
-    Task t;
-    t.stream = stream;
-    t.stage = 0;
-    t.kind = 'O';
-    t.compute_seconds = update_seconds(params);
-    t.compute_category = Category::optimizer;
-    t.deps = std::move(deps);
-    g_.add_task(std::move(t));
+    g_.add_compute(TaskKind::optimizer, stream, 0, update_seconds(params), Category::optimizer,
+                   std::move(deps));
   }
 
   const topology::Topology& topo_;

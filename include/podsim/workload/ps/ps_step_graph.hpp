@@ -22,8 +22,8 @@ class PsStepGraph {
   int add_plan(const plan::CommPlan& plan);
   // A task of the lane: `seconds` of device time charged to `category`, then the phases of `plan` (-1:
   // none) charged to `comm`.
-  int add(int stream, char kind, double seconds, Category category, std::vector<int> deps = {}, int plan = -1,
-          Category comm = Category::stream);
+  int add(int stream, TaskKind kind, double seconds, Category category, std::vector<int> deps = {},
+          int plan = -1, Category comm = Category::stream);
 
   TaskGraph take() { return std::move(graph_); }
 

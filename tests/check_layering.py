@@ -42,6 +42,9 @@ WORKLOAD_KINDS = {
 REGISTRY = "src/workload/registry.cpp"  # the one file that sees every kind
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"podsim/([^"/]+)/([^"]*)"')
+# SimGrid is the engine's business: only its .cpp files include it, so that no public header (and no layer
+# above, e.g. report reading ReplayResult) needs SimGrid's headers.
+SIMGRID = re.compile(r'^\s*#\s*include\s*[<"](simgrid/|xbt/|xbt\.h|simgrid\.h)')
 
 
 def workload_part(rel_in_workload):
@@ -105,6 +108,10 @@ def check_tree(root):
                     continue
                 with open(full, encoding="utf-8") as f:
                     for number, line in enumerate(f, 1):
+                        if SIMGRID.match(line) and not (path.startswith("src/engine/") and path.endswith(".cpp")):
+                            problems.append(f"{path}:{number}: layer '{layer}' includes SimGrid, which only "
+                                            f"src/engine/*.cpp may include ({line.strip()})")
+                            continue
                         m = INCLUDE.match(line)
                         if not m:
                             continue
@@ -119,6 +126,8 @@ def self_test():
         "src/engine/bad.cpp": '#include "podsim/plan/task_graph.hpp"\n#include "podsim/workload/step_plan.hpp"\n',
         "include/podsim/core/bad.hpp": '#include "podsim/topology/topology.hpp"\n',
         "src/network/bad.cpp": '#include "podsim/engine/replay.hpp"\n',
+        "include/podsim/engine/bad.hpp": '#include <simgrid/s4u.hpp>\n',
+        "src/engine/ok.cpp": '#include <simgrid/s4u.hpp>\n#include "podsim/plan/task_graph.hpp"\n',
         "src/workload/moe/bad.cpp": '#include "podsim/workload/transformer/layer_ops.hpp"\n'
                                     '#include "podsim/workload/ps/zipf_keys.hpp"\n',
         "include/podsim/workload/bad.hpp": '#include "podsim/workload/wafer/wafer_step.hpp"\n',
@@ -128,6 +137,7 @@ def self_test():
     }
     expected = [
         "include/podsim/core/bad.hpp:1: layer 'core' includes layer 'topology', which is above it",
+        "include/podsim/engine/bad.hpp:1: layer 'engine' includes SimGrid, which only src/engine/*.cpp may include",
         "include/podsim/workload/bad.hpp:1: workload base includes workload kind 'wafer'",
         "src/engine/bad.cpp:2: layer 'engine' includes layer 'workload'; they are at the same level",
         "src/network/bad.cpp:1: layer 'network' includes layer 'engine'; they are at the same level",

@@ -1,6 +1,7 @@
-// The network layer's output: communication as flows between devices. A collective becomes a short
-// sequence of phases; the flows of one phase run concurrently and the phase ends when the slowest is
-// done (this is how ring and tree collectives behave: every rank moves in lockstep with its neighbours).
+// Communication as flows between devices (plan layer; the network layer turns collectives into these). A
+// collective becomes a short sequence of phases; the flows of one phase run concurrently and the phase ends
+// when the slowest is done (this is how ring and tree collectives behave: every rank moves in lockstep with
+// its neighbours).
 #pragma once
 
 #include <vector>

@@ -1,7 +1,7 @@
-// The workload layer's output and the engine's input: a DAG of tasks, each a stretch of device-busy time
-// followed by zero or more phases of network flows. Tasks on one stream run in order (the builder makes
-// each task depend on its stream predecessor); tasks without a stream (point-to-point transfers between
-// two stages) start as soon as their dependencies are met.
+// The plan layer: what workload kinds produce and the engine consumes, a DAG of tasks, each a stretch of
+// device-busy time followed by zero or more phases of network flows. Tasks on one stream run in order (the
+// builder makes each task depend on its stream predecessor); tasks without a stream (point-to-point transfers
+// between two stages) start as soon as their dependencies are met.
 #pragma once
 
 #include <cstddef>

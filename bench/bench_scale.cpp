@@ -14,8 +14,8 @@
 
 #include "podsim/engine/replay.hpp"
 #include "podsim/topology/loader.hpp"
-#include "podsim/workload/megatron_builder.hpp"
-#include "podsim/workload/workload_loader.hpp"
+#include "podsim/workload/transformer/megatron_builder.hpp"
+#include "podsim/workload/transformer/transformer_loader.hpp"
 
 using namespace podsim;
 

@@ -13,12 +13,12 @@
 
 using namespace podsim;
 using network::make_collective;
-using workload::Task;
-using workload::TaskGraph;
+using plan::Task;
+using plan::TaskGraph;
 
 namespace {
 
-TaskGraph single(const network::CommPlan& plan, double compute = 0) {
+TaskGraph single(const plan::CommPlan& plan, double compute = 0) {
   TaskGraph g;
   g.stages = 1;
   int s = g.add_stream("s", 0, 0);
@@ -55,7 +55,7 @@ TEST(Engine, CollectiveOnIdleNetworkMatchesClosedForm) {
 
 TEST(Engine, TwoFlowsOnOneLinkTakeTwiceAsLong) {
   auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "2"}});
-  network::CommPhase one;
+  plan::CommPhase one;
   one.flows = {{0, 8, 1e9}};  // GPU0 of server 0 to GPU0 of server 1: one rail-0 NIC each way
   TaskGraph g;
   g.stages = 1;
@@ -68,7 +68,7 @@ TEST(Engine, TwoFlowsOnOneLinkTakeTwiceAsLong) {
   EXPECT_NEAR(both.makespan / alone, 2.0, 1e-3);
   EXPECT_NEAR(both.tasks[0].end, both.tasks[1].end, 1e-9);
   // A flow on another rail does not slow it down.
-  network::CommPhase other;
+  plan::CommPhase other;
   other.flows = {{1, 9, 1e9}};
   g.tasks[1].plan = g.add_plan({other});
   EXPECT_NEAR(engine::replay(topo, g).makespan / alone, 1.0, 1e-3);
@@ -196,7 +196,7 @@ TEST(Engine, DeepConstraintComponentDoesNotOverflowTheStack) {
   TaskGraph g;
   g.stages = 1;
   for (int n = 0; n < nodes; ++n) {
-    network::CommPhase phase;  // GPU 0 -> 1 -> ... -> 7 of server n -> GPU 0 of server n + 1
+    plan::CommPhase phase;  // GPU 0 -> 1 -> ... -> 7 of server n -> GPU 0 of server n + 1
     for (int gpu = 0; gpu < 8; ++gpu) phase.flows.push_back({n * 8 + gpu, (n * 8 + gpu + 1) % devices, 1e6});
     Task t;
     t.stage = 0;
@@ -207,7 +207,7 @@ TEST(Engine, DeepConstraintComponentDoesNotOverflowTheStack) {
   Task late;
   late.stage = 0;
   late.compute_seconds = 1e-6;
-  late.plan = g.add_plan({network::CommPhase{{{1, 0, 1e5}}, 0}});
+  late.plan = g.add_plan({plan::CommPhase{{{1, 0, 1e5}}, 0}});
   g.add_task(late);
   engine::ReplayOptions all_simgrid;
   all_simgrid.closed_form_when_alone = false;
@@ -224,7 +224,7 @@ TEST(Engine, DeepConstraintComponentDoesNotOverflowTheStack) {
 // starts, with what to change, rather than exhausting memory halfway (issue 11).
 TEST(Engine, PhaseTooWideForSimGridIsAnInputError) {
   auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1024"}});
-  network::CommPhase wide;  // 6,000 devices: a 6000 x 6000 matrix of doubles is 275 MiB
+  plan::CommPhase wide;  // 6,000 devices: a 6000 x 6000 matrix of doubles is 275 MiB
   for (int d = 0; d < 6000; ++d) wide.flows.push_back({d, (d + 1) % 6000, 1e6});
   TaskGraph g = single({wide});
   try {
@@ -233,7 +233,7 @@ TEST(Engine, PhaseTooWideForSimGridIsAnInputError) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("fewer data-parallel replicas"), std::string::npos) << e.what();
   }
-  network::CommPhase narrow;  // 5,000 devices: 191 MiB, accepted
+  plan::CommPhase narrow;  // 5,000 devices: 191 MiB, accepted
   for (int d = 0; d < 5000; ++d) narrow.flows.push_back({d, (d + 1) % 5000, 1e6});
   EXPECT_NO_THROW(engine::check_replayable(topo, single({narrow})));
 }

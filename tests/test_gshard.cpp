@@ -5,8 +5,8 @@
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/driver/simulation.hpp"
-#include "podsim/workload/gshard_builder.hpp"
-#include "podsim/workload/gshard_math.hpp"
+#include "podsim/workload/moe/gshard_builder.hpp"
+#include "podsim/workload/moe/gshard_math.hpp"
 #include "podsim/workload/workload_model.hpp"
 #include "test_helpers.hpp"
 

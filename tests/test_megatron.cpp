@@ -4,8 +4,8 @@
 
 #include "podsim/core/error.hpp"
 #include "podsim/driver/simulation.hpp"
-#include "podsim/workload/megatron_builder.hpp"
-#include "podsim/workload/workload_loader.hpp"
+#include "podsim/workload/transformer/megatron_builder.hpp"
+#include "podsim/workload/transformer/transformer_loader.hpp"
 #include "podsim/workload/workload_model.hpp"
 #include "test_helpers.hpp"
 
@@ -205,7 +205,7 @@ TEST(Megatron, TinyGradientBucketsAreRefusedAndNeverFewerThanLargeOnes) {
                                     {"parallel.dp_bucket_MB", mb}});
     EXPECT_EQ(r.status, "ok");
     int n = 0;
-    for (const auto& t : r.plan.graph.tasks) n += t.kind == 'D';
+    for (const auto& t : r.plan.graph.tasks) n += t.kind == podsim::plan::TaskKind::dp;
     return n;
   };
   EXPECT_GE(buckets("0.001"), buckets("25"));

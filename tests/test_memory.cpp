@@ -6,11 +6,11 @@
 
 #include "podsim/core/error.hpp"
 #include "podsim/driver/simulation.hpp"
-#include "podsim/workload/megatron_builder.hpp"
-#include "podsim/workload/memory_model.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
-#include "podsim/workload/transformer_math.hpp"
-#include "podsim/workload/workload_loader.hpp"
+#include "podsim/workload/transformer/megatron_builder.hpp"
+#include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/transformer_loader.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 #include "podsim/workload/workload_model.hpp"
 #include "test_helpers.hpp"
 

@@ -13,11 +13,11 @@
 #include "podsim/engine/replay.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/topology/graph.hpp"
-#include "podsim/workload/ctr_config.hpp"
-#include "podsim/workload/ps_collectives.hpp"
-#include "podsim/workload/ps_traffic.hpp"
+#include "podsim/workload/ps/ctr_config.hpp"
+#include "podsim/workload/ps/ps_collectives.hpp"
+#include "podsim/workload/ps/ps_traffic.hpp"
+#include "podsim/workload/ps/zipf_keys.hpp"
 #include "podsim/workload/workload_model.hpp"
-#include "podsim/workload/zipf_keys.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;
@@ -217,7 +217,7 @@ TEST(ParameterServer, NetworkPlansCarryTheTierBytes) {
   auto t = hierarchical_ps_traffic(w, zipf, 4, 8, 16, w.ps.dram_cache_bytes);
   const Task* pull = nullptr;
   for (const auto& task : plan.graph.tasks)
-    if (task.kind == 'N' && task.plan >= 0) {
+    if (task.kind == podsim::plan::TaskKind::pull && task.plan >= 0) {
       pull = &task;
       break;
     }
@@ -272,15 +272,20 @@ TEST(ParameterServer, PrefetchOverlapsTrainingExactlyWhenNothingIsShared) {
   StepPlan serial = model_on(topo, serial_sets)->build(0);
   auto rp = engine::replay(topo, pipelined.graph);
   auto rs = engine::replay(topo, serial.graph);
-  // Stage ends in the serial run, by task kind: SSD stage (dedup K, read R), network stage (pull N,
-  // staging L), GPU stage (PCIe H, mini-batches G F D O), dump stage (push U, merge M, write W).
-  auto stage_end = [&](const std::string& kinds) {
+  // Stage ends in the serial run, by task kind: SSD stage (dedup, read), network stage (pull, staging),
+  // GPU stage (PCIe copy, mini-batches: gather forward dp optimizer), dump stage (push, merge, write).
+  using podsim::plan::TaskKind;
+  auto stage_end = [&](std::initializer_list<TaskKind> kinds) {
     double end = 0;
     for (size_t i = 0; i < serial.graph.tasks.size(); ++i)
-      if (kinds.find(serial.graph.tasks[i].kind) != std::string::npos) end = std::max(end, rs.tasks[i].end);
+      if (std::find(kinds.begin(), kinds.end(), serial.graph.tasks[i].kind) != kinds.end())
+        end = std::max(end, rs.tasks[i].end);
     return end;
   };
-  double ssd_end = stage_end("KR"), net_end = stage_end("NL"), gpu_end = stage_end("HGFDO");
+  double ssd_end = stage_end({TaskKind::dedup, TaskKind::ssd_read});
+  double net_end = stage_end({TaskKind::pull, TaskKind::dram_load});
+  double gpu_end = stage_end(
+      {TaskKind::host_copy, TaskKind::gather, TaskKind::forward, TaskKind::dp, TaskKind::optimizer});
   std::vector<double> stages = {ssd_end, net_end - ssd_end, gpu_end - net_end, rs.makespan - gpu_end};
   for (double s : stages) ASSERT_GT(s, 0);
   EXPECT_NEAR(rp.makespan, *std::max_element(stages.begin(), stages.end()), 1e-6 * rp.makespan);

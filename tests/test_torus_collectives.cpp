@@ -24,10 +24,10 @@ std::vector<int> all(const topology::Topology& topo) {
   return g;
 }
 
-double replay_time(const topology::Topology& topo, const network::CommPlan& plan) {
-  workload::TaskGraph g;
+double replay_time(const topology::Topology& topo, const plan::CommPlan& plan) {
+  plan::TaskGraph g;
   g.stages = 1;
-  workload::Task t;
+  plan::Task t;
   t.plan = g.add_plan(plan);
   g.add_task(t);
   return engine::replay(topo, g).makespan;
@@ -129,7 +129,7 @@ TEST(TorusCollectives, AllToAllLinkLoadIsTheContentionOfDimensionOrderRoutes) {
   auto small = preset("tpu-v3-pod", {{"dims", "[4,4]"}});
   auto folded =
       network::plan_collective(small, make_collective(network::CollectiveKind::all_to_all, all(small), B));
-  network::CommPhase pairs;
+  plan::CommPhase pairs;
   const double per_pair = B / small.device_count();
   for (int s = 0; s < small.device_count(); ++s)
     for (int d = 0; d < small.device_count(); ++d)
@@ -176,7 +176,7 @@ TEST(TorusCollectives, FoldedExpertAllToAllOnAGpuClusterLosesNothing) {
   auto group = all(topo);
   const double B = 64e6;
   auto folded = network::folded_all_to_all(topo, group, B);
-  network::CommPhase pairs;
+  plan::CommPhase pairs;
   for (int s : group)
     for (int d : group)
       if (s != d) pairs.flows.push_back({s, d, B / group.size()});

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "podsim/core/csv_table.hpp"
-#include "podsim/workload/transformer_math.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;

@@ -11,8 +11,8 @@
 #include "podsim/network/swarm_tree.hpp"
 #include "podsim/topology/graph.hpp"
 #include "podsim/topology/wafer_cluster.hpp"
-#include "podsim/workload/transformer_math.hpp"
-#include "podsim/workload/wafer_placement.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
+#include "podsim/workload/wafer/wafer_placement.hpp"
 #include "podsim/workload/workload_model.hpp"
 #include "test_helpers.hpp"
 

@@ -1,4 +1,4 @@
-#include "podsim/engine/platform.hpp"
+#include "platform.hpp"
 
 #include <fmt/format.h>
 
@@ -39,7 +39,7 @@ class TopologyZone final : public kr::NetZoneImpl {
 
 }  // namespace
 
-PlatformUse platform_use(const topology::Topology& topo, const workload::TaskGraph& graph) {
+PlatformUse platform_use(const topology::Topology& topo, const plan::TaskGraph& graph) {
   PlatformUse use;
   std::vector<char>& used_device = use.device;
   std::vector<char>& used_link = use.link_dir;

@@ -18,14 +18,14 @@
 #include <unordered_map>
 
 #include "podsim/core/error.hpp"
-#include "podsim/engine/platform.hpp"
+#include "platform.hpp"
 
 namespace podsim::engine {
 namespace {
 
 namespace sg4 = simgrid::s4u;
-using workload::Task;
-using workload::TaskGraph;
+using plan::Task;
+using plan::TaskGraph;
 
 // Drives the DAG: starts tasks whose dependencies are met, runs device time as timers and communication
 // phases on the network, and records when each task started and ended.

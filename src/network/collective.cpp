@@ -55,9 +55,10 @@ double ring_edge_bytes(CollectiveKind kind, int n, double bytes) {
 // One ring per channel. With several GPUs of the group on each of several servers, NCCL runs one ring
 // per rail; channel c enters every server at its member on rail c, so each ring's inter-server hop uses a
 // different NIC and the NICs work in parallel.
-CommPhase ring_phase(const Topology& topo, CollectiveKind kind, const std::vector<int>& group, double bytes) {
+plan::CommPhase ring_phase(const Topology& topo, CollectiveKind kind, const std::vector<int>& group,
+                           double bytes) {
   const int n = static_cast<int>(group.size());
-  CommPhase phase;
+  plan::CommPhase phase;
   auto nodes = members_by_node(topo, group);
   int channels = 1;
   if (nodes.size() > 1 && nodes[0].size() > 1) {
@@ -90,11 +91,11 @@ CommPhase ring_phase(const Topology& topo, CollectiveKind kind, const std::vecto
   return phase;
 }
 
-CommPhase tree_phase(const Topology& topo, const std::vector<int>& group, double bytes) {
+plan::CommPhase tree_phase(const Topology& topo, const std::vector<int>& group, double bytes) {
   // Binary tree in heap order: reduce towards the root, broadcast back; pipelining overlaps the two, so
   // each tree edge carries `bytes` in each direction within one phase.
   const int n = static_cast<int>(group.size());
-  CommPhase phase;
+  plan::CommPhase phase;
   double max_step = 0;
   for (int i = 1; i < n; ++i) {
     int parent = group[(i - 1) / 2], child = group[i];
@@ -106,9 +107,9 @@ CommPhase tree_phase(const Topology& topo, const std::vector<int>& group, double
   return phase;
 }
 
-CommPhase direct_phase(const Topology& topo, const std::vector<int>& group, double bytes_per_rank) {
+plan::CommPhase direct_phase(const Topology& topo, const std::vector<int>& group, double bytes_per_rank) {
   const int n = static_cast<int>(group.size());
-  CommPhase phase;
+  plan::CommPhase phase;
   double per_peer = bytes_per_rank / n;
   double max_step = 0;
   for (int s : group)
@@ -121,13 +122,13 @@ CommPhase direct_phase(const Topology& topo, const std::vector<int>& group, doub
   return phase;
 }
 
-CommPlan hierarchical_all_reduce(const Topology& topo, const std::vector<int>& group, double bytes) {
+plan::CommPlan hierarchical_all_reduce(const Topology& topo, const std::vector<int>& group, double bytes) {
   auto nodes = members_by_node(topo, group);
   size_t m = nodes[0].size();
   for (const auto& members : nodes)
     if (members.size() != m || m == 1 || nodes.size() == 1)
       return {ring_phase(topo, CollectiveKind::all_reduce, group, bytes)};  // not hierarchical in shape
-  CommPlan plan(3);
+  plan::CommPlan plan(3);
   for (const auto& members : nodes) {
     auto rs = ring_phase(topo, CollectiveKind::reduce_scatter, members, bytes);
     plan[0].flows.insert(plan[0].flows.end(), rs.flows.begin(), rs.flows.end());
@@ -214,8 +215,8 @@ double step_latency(const Topology& topo, int src, int dst) {
   return step;
 }
 
-CommPhase serial_merge(const std::vector<CommPlan>& plans) {
-  CommPhase merged;
+plan::CommPhase serial_merge(const std::vector<plan::CommPlan>& plans) {
+  plan::CommPhase merged;
   std::map<std::pair<int, int>, size_t> index;
   for (const auto& plan : plans)
     for (const auto& phase : plan) {
@@ -231,8 +232,8 @@ CommPhase serial_merge(const std::vector<CommPlan>& plans) {
   return merged;
 }
 
-CommPlan concurrent(const std::vector<CommPlan>& plans) {
-  CommPlan out;
+plan::CommPlan concurrent(const std::vector<plan::CommPlan>& plans) {
+  plan::CommPlan out;
   for (const auto& plan : plans) {
     if (out.size() < plan.size()) out.resize(plan.size());
     for (size_t i = 0; i < plan.size(); ++i) {
@@ -243,8 +244,8 @@ CommPlan concurrent(const std::vector<CommPlan>& plans) {
   return out;
 }
 
-CommPlan scaled(const CommPlan& plan, double factor) {
-  CommPlan out = plan;
+plan::CommPlan scaled(const plan::CommPlan& plan, double factor) {
+  plan::CommPlan out = plan;
   for (auto& phase : out) {
     phase.latency *= factor;
     for (auto& f : phase.flows) f.bytes *= factor;
@@ -252,16 +253,16 @@ CommPlan scaled(const CommPlan& plan, double factor) {
   return out;
 }
 
-CommPlan plan_collective(const Topology& topo, const Collective& c) {
+plan::CommPlan plan_collective(const Topology& topo, const Collective& c) {
   if (const auto* torus = topology::torus_geometry(topo)) return plan_torus_collective(topo, *torus, c);
   return plan_collective_generic(topo, c);
 }
 
-CommPlan plan_collective_generic(const Topology& topo, const Collective& c) {
+plan::CommPlan plan_collective_generic(const Topology& topo, const Collective& c) {
   if (c.group.size() < 2 || c.bytes <= 0) return {};
   switch (c.kind) {
     case CollectiveKind::send_recv: {
-      CommPhase p;
+      plan::CommPhase p;
       p.flows.push_back({c.group[0], c.group[1], c.bytes});
       p.latency = topo.fabric_profile.launch_latency + step_latency(topo, c.group[0], c.group[1]);
       return {p};

@@ -5,13 +5,13 @@
 
 namespace podsim::network {
 
-PhaseCost idle_phase_cost(const topology::Topology& topo, const CommPhase& phase) {
+PhaseCost idle_phase_cost(const topology::Topology& topo, const plan::CommPhase& phase) {
   PhaseCost cost;
   cost.software = phase.latency;
   // Bytes per link direction: key = link * 2 + (forward ? 0 : 1).
   std::unordered_map<long long, double> load;
   topology::Route route;
-  for (const Flow& f : phase.flows) {
+  for (const plan::Flow& f : phase.flows) {
     if (f.src == f.dst || f.bytes <= 0) continue;
     route.clear();
     topo.router().route(topo.device_vertex[f.src], topo.device_vertex[f.dst], route);
@@ -34,7 +34,7 @@ PhaseCost idle_phase_cost(const topology::Topology& topo, const CommPhase& phase
   return cost;
 }
 
-double idle_plan_time(const topology::Topology& topo, const CommPlan& plan) {
+double idle_plan_time(const topology::Topology& topo, const plan::CommPlan& plan) {
   double t = 0;
   for (const auto& phase : plan) t += idle_phase_cost(topo, phase).total();
   return t;

@@ -29,9 +29,9 @@ double path_latency(const topology::Topology& topo, int top) {
   return topo.fabric_profile.launch_latency + steps + wire - largest;
 }
 
-CommPlan tree_plan(const topology::Topology& topo, double bytes, bool down, bool with_memoryx) {
+plan::CommPlan tree_plan(const topology::Topology& topo, double bytes, bool down, bool with_memoryx) {
   const auto& spec = spec_of(topo);
-  CommPhase phase;
+  plan::CommPhase phase;
   for (auto [parent, child] : spec.tree_edges) {
     if (!with_memoryx && parent == spec.memoryx) continue;
     if (down)
@@ -45,19 +45,19 @@ CommPlan tree_plan(const topology::Topology& topo, double bytes, bool down, bool
 
 }  // namespace
 
-CommPlan swarm_broadcast(const topology::Topology& topo, double bytes) {
+plan::CommPlan swarm_broadcast(const topology::Topology& topo, double bytes) {
   return tree_plan(topo, bytes, true, true);
 }
 
-CommPlan swarm_reduce(const topology::Topology& topo, double bytes) {
+plan::CommPlan swarm_reduce(const topology::Topology& topo, double bytes) {
   return tree_plan(topo, bytes, false, true);
 }
 
-CommPlan swarm_all_reduce(const topology::Topology& topo, double bytes) {
+plan::CommPlan swarm_all_reduce(const topology::Topology& topo, double bytes) {
   const auto& spec = spec_of(topo);
   if (spec.systems < 2) return {};
-  CommPlan up = tree_plan(topo, bytes, false, false), down = tree_plan(topo, bytes, true, false);
-  CommPhase phase = up[0];
+  plan::CommPlan up = tree_plan(topo, bytes, false, false), down = tree_plan(topo, bytes, true, false);
+  plan::CommPhase phase = up[0];
   phase.flows.insert(phase.flows.end(), down[0].flows.begin(), down[0].flows.end());
   phase.latency = 2 * up[0].latency - topo.fabric_profile.launch_latency;
   return {phase};

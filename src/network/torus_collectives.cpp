@@ -44,9 +44,9 @@ double ici_step(const Topology& topo) {
 // One phase of the per-dimension rings along dimension d: every ring of the box in that dimension moves
 // `edge_bytes` per rank per ring edge, half each way round; a chip's ranks share its links, so their
 // flows are one chip-to-chip flow of per_chip times the bytes.
-CommPhase dimension_phase(const Topology& topo, const TorusGeometry& geo, const Box& box, size_t d,
-                          double edge_bytes) {
-  CommPhase phase;
+plan::CommPhase dimension_phase(const Topology& topo, const TorusGeometry& geo, const Box& box, size_t d,
+                                double edge_bytes) {
+  plan::CommPhase phase;
   // On a translation-symmetric torus covered whole, the rings of one dimension are identical and share no
   // link, so the ring through chip 0 stands for all of them (exact alone, and next to other traffic with
   // the same symmetry).
@@ -82,12 +82,12 @@ CommPhase dimension_phase(const Topology& topo, const TorusGeometry& geo, const 
 }
 
 // Reduce-scatter (or all-gather) phases of `bytes` per rank: on chip first, then x, y, z.
-std::vector<CommPhase> scatter_phases(const Topology& topo, const TorusGeometry& geo, const Box& box,
-                                      double bytes) {
-  std::vector<CommPhase> phases;
+std::vector<plan::CommPhase> scatter_phases(const Topology& topo, const TorusGeometry& geo, const Box& box,
+                                            double bytes) {
+  std::vector<plan::CommPhase> phases;
   double data = bytes;
   if (box.per_chip > 1) {
-    CommPhase on_chip;
+    plan::CommPhase on_chip;
     on_chip.latency = (box.per_chip - 1.0) / box.per_chip * data / geo.core_bandwidth;
     phases.push_back(on_chip);
     data /= box.per_chip;
@@ -103,10 +103,10 @@ std::vector<CommPhase> scatter_phases(const Topology& topo, const TorusGeometry&
 
 // Flows between ranks of one chip cross no link: their time, at the chip's core bandwidth, joins the
 // phase latency.
-void cost_on_chip_flows(const TorusGeometry& geo, CommPlan& plan) {
+void cost_on_chip_flows(const TorusGeometry& geo, plan::CommPlan& plan) {
   for (auto& phase : plan) {
     std::map<int, double> sent;
-    std::vector<Flow> kept;
+    std::vector<plan::Flow> kept;
     for (const auto& f : phase.flows) {
       if (f.src != f.dst && geo.chip_of(f.src) == geo.chip_of(f.dst))
         sent[f.src] += f.bytes;
@@ -160,9 +160,9 @@ void keep_one_walk_per_dimension_if_uniform(const TorusGeometry& geo,
 
 }  // namespace
 
-CommPhase torus_all_to_all(const Topology& topo, const TorusGeometry& geo, const std::vector<int>& group,
-                           double bytes_per_rank) {
-  CommPhase phase;
+plan::CommPhase torus_all_to_all(const Topology& topo, const TorusGeometry& geo,
+                                 const std::vector<int>& group, double bytes_per_rank) {
+  plan::CommPhase phase;
   const int n = static_cast<int>(group.size());
   if (n < 2) return phase;
   const double per_pair = bytes_per_rank / n;
@@ -237,13 +237,13 @@ CommPhase torus_all_to_all(const Topology& topo, const TorusGeometry& geo, const
   return phase;
 }
 
-CommPlan plan_torus_collective(const Topology& topo, const TorusGeometry& geo, const Collective& c) {
+plan::CommPlan plan_torus_collective(const Topology& topo, const TorusGeometry& geo, const Collective& c) {
   if (c.group.size() < 2 || c.bytes <= 0) return {};
   Box box = box_of(geo, c.group);
   bool rings =
       !box.axes.empty() && (c.kind == CollectiveKind::all_reduce ||
                             c.kind == CollectiveKind::reduce_scatter || c.kind == CollectiveKind::all_gather);
-  CommPlan plan;
+  plan::CommPlan plan;
   if (c.kind == CollectiveKind::all_to_all) {
     plan = {torus_all_to_all(topo, geo, c.group, c.bytes)};
   } else if (rings) {

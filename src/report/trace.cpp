@@ -12,20 +12,22 @@ using workload::Category;
 std::string slice_name(const workload::Task& t, bool comm) {
   std::string what;
   switch (t.kind) {
-    case 'F': what = "forward"; break;
-    case 'B': what = "backward"; break;
-    case 'T': what = t.chunk == 0 ? "send activations" : "send gradients"; break;
-    case 'G': what = "gather activations"; break;
-    case 'D': what = "gradient reduction"; break;
-    case 'E': what = "embedding gradient all-reduce"; break;
-    case 'S': what = "model-parallel sync"; break;
-    case 'O': what = "optimizer step"; break;
+    case plan::TaskKind::forward: what = "forward"; break;
+    case plan::TaskKind::backward: what = "backward"; break;
+    case plan::TaskKind::transfer: what = t.chunk == 0 ? "send activations" : "send gradients"; break;
+    case plan::TaskKind::gather: what = "gather activations"; break;
+    case plan::TaskKind::dp: what = "gradient reduction"; break;
+    case plan::TaskKind::embedding_sync: what = "embedding gradient all-reduce"; break;
+    case plan::TaskKind::sync: what = "model-parallel sync"; break;
+    case plan::TaskKind::optimizer: what = "optimizer step"; break;
     default: what = "task"; break;
   }
-  if (comm && (t.kind == 'F' || t.kind == 'B'))
+  if (comm && (t.kind == plan::TaskKind::forward || t.kind == plan::TaskKind::backward))
     what += " " + std::string(workload::to_string(t.comm_category)) + " comm";
-  if (t.microbatch >= 0 && (t.kind == 'F' || t.kind == 'B')) what += fmt::format(" mb {}", t.microbatch);
-  if (t.chunk > 0 && (t.kind == 'F' || t.kind == 'B')) what += fmt::format(" chunk {}", t.chunk);
+  if (t.microbatch >= 0 && (t.kind == plan::TaskKind::forward || t.kind == plan::TaskKind::backward))
+    what += fmt::format(" mb {}", t.microbatch);
+  if (t.chunk > 0 && (t.kind == plan::TaskKind::forward || t.kind == plan::TaskKind::backward))
+    what += fmt::format(" chunk {}", t.chunk);
   return what;
 }
 

@@ -18,11 +18,7 @@ struct Call {
 };
 
 Task marker(int stream, int stage) {
-  Task t;
-  t.stream = stream;
-  t.stage = stage;
-  t.kind = 'C';
-  return t;
+  return {.kind = TaskKind::call_done, .stream = stream, .stage = stage};
 }
 
 }  // namespace
@@ -66,30 +62,24 @@ std::vector<int> assemble_pipeline(TaskGraph& g, const std::vector<StageProgram>
     for (size_t i = 0; i < sends.size(); ++i) {
       Call& sender = calls[sends[i]];
       Call& receiver = calls[recvs[i]];
-      Task t;
-      t.stage = to;
-      t.peer_stage = from;
-      t.kind = 'T';
-      t.plan = cb.transfer_plan(from, to);
-      t.comm_category = Category::pp;
-      t.microbatch = static_cast<int>(i);
-      t.chunk = activation ? 0 : 1;
-      if (sender.pre_task >= 0) t.deps.push_back(sender.pre_task);
-      if (receiver.pre_task >= 0) t.deps.push_back(receiver.pre_task);
-      int transfer = g.add_task(std::move(t));
+      std::vector<int> deps;
+      if (sender.pre_task >= 0) deps.push_back(sender.pre_task);
+      if (receiver.pre_task >= 0) deps.push_back(receiver.pre_task);
+      int transfer = g.add_task({.kind = TaskKind::transfer,
+                                 .stage = to,
+                                 .peer_stage = from,
+                                 .deps = std::move(deps),
+                                 .plan = cb.transfer_plan(from, to),
+                                 .comm_category = Category::pp,
+                                 .microbatch = static_cast<int>(i),
+                                 .chunk = activation ? 0 : 1});
       sender.parts.push_back(transfer);
       int gather = cb.gather_plan ? cb.gather_plan(to) : -1;
       if (gather < 0) {
         receiver.parts.push_back(transfer);
         continue;
       }
-      Task gt;
-      gt.stage = to;
-      gt.kind = 'G';
-      gt.plan = gather;
-      gt.comm_category = Category::pp;
-      gt.deps.push_back(transfer);
-      receiver.parts.push_back(g.add_task(std::move(gt)));
+      receiver.parts.push_back(g.add_comm(TaskKind::gather, -1, to, gather, Category::pp, {transfer}));
     }
   }
   for (const auto& call : calls)

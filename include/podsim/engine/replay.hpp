@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "podsim/plan/task_graph.hpp"
 #include "podsim/topology/topology.hpp"
-#include "podsim/workload/task_graph.hpp"
 
 namespace podsim::engine {
 
@@ -52,10 +52,10 @@ struct ReplayResult {
 
 // Throws InputError (exit 2, with what to change) for a graph that SimGrid cannot replay in reasonable
 // memory: a phase among so many devices that its dense parallel-task matrix exceeds 256 MiB.
-void check_replayable(const topology::Topology& topo, const workload::TaskGraph& graph);
+void check_replayable(const topology::Topology& topo, const plan::TaskGraph& graph);
 
 // Runs in a forked child after check_replayable; throws std::runtime_error when the simulation fails.
-ReplayResult replay(const topology::Topology& topo, const workload::TaskGraph& graph,
+ReplayResult replay(const topology::Topology& topo, const plan::TaskGraph& graph,
                     const ReplayOptions& options = default_replay_options());
 
 // Stack given to the thread that runs SimGrid and to the replay actor for a platform of `hosts` hosts and
@@ -65,7 +65,7 @@ size_t simgrid_stack_bytes(long long hosts, long long links);
 
 // Runs in this process (SimGrid can then not be used again here), on a thread with simgrid_stack_bytes()
 // of stack. For the child side and for tools.
-ReplayResult replay_in_process(const topology::Topology& topo, const workload::TaskGraph& graph,
+ReplayResult replay_in_process(const topology::Topology& topo, const plan::TaskGraph& graph,
                                const ReplayOptions& options = default_replay_options());
 
 }  // namespace podsim::engine

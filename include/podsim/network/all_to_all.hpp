@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "podsim/network/flow.hpp"
+#include "podsim/plan/flow.hpp"
 #include "podsim/topology/topology.hpp"
 
 namespace podsim::network {
 
 struct FoldedAllToAll {
-  CommPhase phase;
+  plan::CommPhase phase;
   std::string fold;  // how it was folded and why that is exact, for StepPlan::notes
 };
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "podsim/network/flow.hpp"
+#include "podsim/plan/flow.hpp"
 #include "podsim/topology/topology.hpp"
 
 namespace podsim::network {
@@ -39,19 +39,19 @@ double bus_factor(CollectiveKind kind, int ranks);
 // broadcast binary tree. Hierarchical all_reduce: intra-node reduce-scatter, inter-node all_reduce per
 // local rank, intra-node all-gather. Direct: every pair at once (all_to_all).
 // On a torus (TPU pods) the plan comes from torus_collectives.hpp (rings per dimension).
-CommPlan plan_collective(const topology::Topology& topo, const Collective& c);
+plan::CommPlan plan_collective(const topology::Topology& topo, const Collective& c);
 // The algorithms above whatever the topology (what plan_collective does on switched fabrics).
-CommPlan plan_collective_generic(const topology::Topology& topo, const Collective& c);
+plan::CommPlan plan_collective_generic(const topology::Topology& topo, const Collective& c);
 
 // Several single-phase plans run back to back by the same ranks (e.g. the two all-reduces of a layer)
 // as one phase: bytes of identical (src, dst) flows add up, latencies add up. Exact on an idle network
 // when the plans share their bottleneck, which collectives over one group do.
-CommPhase serial_merge(const std::vector<CommPlan>& plans);
+plan::CommPhase serial_merge(const std::vector<plan::CommPlan>& plans);
 // Plans run at the same time by disjoint groups (e.g. one ring per rail): phase i of the result holds
 // the flows of phase i of every plan, with the largest latency.
-CommPlan concurrent(const std::vector<CommPlan>& plans);
+plan::CommPlan concurrent(const std::vector<plan::CommPlan>& plans);
 // The same plan with every flow's bytes and the latency multiplied by `factor`.
-CommPlan scaled(const CommPlan& plan, double factor);
+plan::CommPlan scaled(const plan::CommPlan& plan, double factor);
 
 // Software latency of one algorithm step between two devices: the largest per-class step latency on the
 // route (so a ring that crosses InfiniBand anywhere pays the InfiniBand step).

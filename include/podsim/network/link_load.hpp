@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "podsim/network/flow.hpp"
+#include "podsim/plan/flow.hpp"
 #include "podsim/topology/topology.hpp"
 
 namespace podsim::network {
@@ -21,7 +21,7 @@ struct PhaseCost {
   double total() const { return transfer + wire_latency + software; }
 };
 
-PhaseCost idle_phase_cost(const topology::Topology& topo, const CommPhase& phase);
-double idle_plan_time(const topology::Topology& topo, const CommPlan& plan);
+PhaseCost idle_phase_cost(const topology::Topology& topo, const plan::CommPhase& phase);
+double idle_plan_time(const topology::Topology& topo, const plan::CommPlan& plan);
 
 }  // namespace podsim::network

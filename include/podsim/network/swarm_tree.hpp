@@ -7,17 +7,17 @@
 // bytes per edge do not grow with the number of systems: that is what makes the tree scale.
 #pragma once
 
-#include "podsim/network/flow.hpp"
+#include "podsim/plan/flow.hpp"
 #include "podsim/topology/topology.hpp"
 
 namespace podsim::network {
 
 // MemoryX -> every system, `bytes` arriving at each.
-CommPlan swarm_broadcast(const topology::Topology& topo, double bytes);
+plan::CommPlan swarm_broadcast(const topology::Topology& topo, double bytes);
 // Every system -> MemoryX, `bytes` from each, summed on the way (MemoryX receives `bytes`).
-CommPlan swarm_reduce(const topology::Topology& topo, double bytes);
+plan::CommPlan swarm_reduce(const topology::Topology& topo, double bytes);
 // Among the systems only: reduce up to the SwarmX root and broadcast the sum back, pipelined (MemoryX is
 // not involved). Empty for one system.
-CommPlan swarm_all_reduce(const topology::Topology& topo, double bytes);
+plan::CommPlan swarm_all_reduce(const topology::Topology& topo, double bytes);
 
 }  // namespace podsim::network

@@ -21,8 +21,8 @@
 
 namespace podsim::network {
 
-CommPlan plan_torus_collective(const topology::Topology& topo, const topology::TorusGeometry& geo,
-                               const Collective& c);
+plan::CommPlan plan_torus_collective(const topology::Topology& topo, const topology::TorusGeometry& geo,
+                                     const Collective& c);
 
 // All-to-all where each rank of `group` sends bytes_per_rank / n to every rank. Folded without loss on the
 // ICI links: the load of every link direction is summed over the routes of all pairs of chips (from one
@@ -32,7 +32,7 @@ CommPlan plan_torus_collective(const topology::Topology& topo, const topology::T
 // (dimension, direction) class are uniform, only the links met walking from chip 0 along each dimension
 // are kept (2 x (X + Y + Z) flows): exact alone and next to other traffic with the same symmetry. The
 // largest route latency is added to the phase latency in closed form (the kept flows are one hop long).
-CommPhase torus_all_to_all(const topology::Topology& topo, const topology::TorusGeometry& geo,
-                           const std::vector<int>& group, double bytes_per_rank);
+plan::CommPhase torus_all_to_all(const topology::Topology& topo, const topology::TorusGeometry& geo,
+                                 const std::vector<int>& group, double bytes_per_rank);
 
 }  // namespace podsim::network

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "podsim/workload/pipeline_schedule.hpp"
-#include "podsim/workload/task_graph.hpp"
+#include "podsim/workload/step_plan.hpp"
 
 namespace podsim::workload {
 

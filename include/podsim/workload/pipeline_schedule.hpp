@@ -6,9 +6,10 @@
 
 #include <vector>
 
-#include "podsim/workload/workload_config.hpp"
-
 namespace podsim::workload {
+
+enum class Schedule { none, gpipe, one_f_one_b, interleaved };
+const char* to_string(Schedule s);  // "gpipe", "1f1b", ...
 
 enum class Pass { forward, backward };
 

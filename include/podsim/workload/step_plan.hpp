@@ -6,10 +6,21 @@
 #include <utility>
 #include <vector>
 
-#include "podsim/workload/memory_model.hpp"
-#include "podsim/workload/task_graph.hpp"
+#include "podsim/plan/task_graph.hpp"
+#include "podsim/workload/memory_breakdown.hpp"
 
 namespace podsim::workload {
+
+// Workload kinds produce plans: they speak the plan layer's vocabulary unqualified.
+using plan::Category;
+using plan::description;
+using plan::kCategories;
+using plan::kChargeOrder;
+using plan::Stream;
+using plan::Task;
+using plan::TaskGraph;
+using plan::TaskKind;
+using plan::to_string;
 
 // The cost of one kernel, for result.json's per-kernel detail.
 struct KernelCost {

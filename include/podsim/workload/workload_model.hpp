@@ -41,7 +41,7 @@ std::unique_ptr<WorkloadModel> load_workload_model_text(const std::string& text,
                                                         const Overrides& overrides,
                                                         const topology::Topology& topo);
 
-// Workload kinds register a factory here (workload_model.cpp's table).
+// Workload kinds register a factory here (src/workload/registry.cpp).
 using WorkloadFactory = std::unique_ptr<WorkloadModel> (*)(const ConfigNode& root, const std::string& file,
                                                            const topology::Topology& topo);
 

@@ -1,0 +1,70 @@
+// The kernels one tensor-parallel rank runs for one transformer layer and one microbatch, costed with the
+// device's compute model. This is where Megatron-LM's layer structure lives: column/row-parallel GEMMs,
+// the attention core, the fused element-wise kernels, and the tensor-parallel collectives between them.
+#pragma once
+
+#include <vector>
+
+#include "podsim/calibration/compute_model.hpp"
+#include "podsim/network/collective.hpp"
+#include "podsim/workload/step_plan.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
+
+namespace podsim::workload {
+
+struct OpCost {
+  const char* name = "";
+  bool gemm = false;
+  double flops = 0;
+  double bytes = 0;
+  double seconds = 0;
+};
+
+struct TpCollective {
+  network::CollectiveKind kind = network::CollectiveKind::all_reduce;
+  double bytes = 0;  // nccl-tests convention (see network/collective.hpp)
+};
+
+struct PassCost {
+  std::vector<OpCost> ops;
+  std::vector<TpCollective> tp;  // blocking collectives over the tensor-parallel group
+  double seconds = 0;
+  double flops = 0;
+  void add(OpCost op);
+  void add(const PassCost& other);
+};
+
+// One kernel costed with the device's compute model: `batch` GEMMs C[m,n] = A[m,k] B[k,n], or a
+// memory-bound kernel that moves `bytes`.
+OpCost gemm_cost(const calibration::ComputeModel& cm, const char* name, double m, double n, double k,
+                 double batch = 1);
+OpCost memory_cost(const calibration::ComputeModel& cm, const char* name, double bytes);
+// The two backward GEMMs of a linear layer Y[m,n] = X[m,k] W[k,n]: dX = dY W^T [m,k] (contracting n) and
+// dW = X^T dY [k,n] (contracting m).
+void linear_backward(PassCost& pass, const calibration::ComputeModel& cm, const char* dgrad,
+                     const char* wgrad, double m, double n, double k, double batch = 1);
+
+// Appends one entry per op of `pass` to a step's per-kernel detail (StepPlan::kernels), under `group`.
+void append_kernels(std::vector<KernelCost>& kernels, const char* group, const PassCost& pass);
+
+struct LayerCosts {
+  PassCost forward;
+  PassCost recompute;  // forward work redone at the start of backward (full or selective recomputation)
+  PassCost backward;
+};
+
+struct HeadCosts {
+  PassCost embedding_forward, embedding_backward;  // first stage
+  PassCost output_forward, output_backward;        // last stage: final norm, logits, cross-entropy
+};
+
+// Costs of one layer for one microbatch of `micro_batch` sequences on one TP rank.
+LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const calibration::ComputeModel& cm);
+HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const calibration::ComputeModel& cm);
+
+// Optimizer step (mixed-precision Adam as in Megatron's FP16 optimizer) over `params` parameters.
+PassCost optimizer_cost(double params, const calibration::ComputeModel& cm);
+
+double element_bytes(topology::Precision p);
+
+}  // namespace podsim::workload

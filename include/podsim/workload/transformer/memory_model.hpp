@@ -1,0 +1,35 @@
+// Device memory per pipeline stage: weights, gradients, optimizer state, the activations the schedule
+// holds at its peak (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models",
+// MLSys 2023, Sec. 4), and buffers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "podsim/calibration/device_profile.hpp"
+#include "podsim/workload/memory_breakdown.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
+
+namespace podsim::workload {
+
+// Parameters held by one tensor-parallel rank of pipeline stage `stage` (embeddings on the first stage,
+// the tied output embedding and final norm on the last).
+double stage_params(const WorkloadConfig& w, int stage);
+
+// Activation bytes one layer keeps for one microbatch until its backward, for the chosen recomputation.
+double layer_activation_bytes(const WorkloadConfig& w, int micro_batch, Recompute recompute);
+
+// Activation bytes held once, by the layer whose backward is running, beyond what it stored: the rest of
+// its activations, rebuilt by recomputation (0 without recomputation). Stored x layers + this is
+// monotone: full <= selective <= none.
+double recompute_working_bytes(const WorkloadConfig& w, int micro_batch, Recompute recompute);
+
+// ZeRO-3: parameters of stage `stage` (per tensor-parallel rank) gathered at once for compute, before
+// removing the local shard: two units (the layer computing and the next, prefetched), at most the stage.
+double zero3_gathered_params(const WorkloadConfig& w, int stage);
+
+std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_batch, int virtual_stages,
+                                          const std::vector<int>& peak_in_flight,
+                                          const calibration::DeviceProfile& profile);
+
+}  // namespace podsim::workload

@@ -1,0 +1,86 @@
+// Typed workload description: a transformer language model, how it is parallelized, how it is trained.
+// These are the YAML keys of the CLI contract (model.*, parallel.*, training.*).
+#pragma once
+
+#include <string>
+
+#include "podsim/topology/device_spec.hpp"
+#include "podsim/workload/pipeline_schedule.hpp"
+
+namespace podsim {
+class ConfigNode;
+}
+
+namespace podsim::workload {
+
+struct ModelConfig {
+  std::string name;
+  long long layers = 0, hidden = 0, heads = 0, ffn_hidden = 0, seq_len = 0, vocab = 0;
+};
+
+enum class Recompute { none, selective, full };
+// How weight gradients of successive microbatches are summed: into an fp32 main_grad buffer by a separate
+// kernel (Megatron's local DDP), in place in the parameter's precision (PyTorch DDP), or inside the weight-
+// gradient GEMM (Megatron's gradient_accumulation_fusion).
+enum class GradAccumulation { fp32, same, fused };
+
+const char* to_string(Recompute r);
+const char* to_string(GradAccumulation g);
+
+struct ParallelConfig {
+  int tp = 1, pp = 1, dp = 0;  // dp 0 = all remaining devices
+  Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;  // 0 = auto (fastest that fits)
+  bool virtual_stages_auto = false;
+  bool sequence_parallel = false;
+  int zero = 0;                // ZeRO / FSDP stage 0..3
+  bool scatter_gather = true;  // Megatron's p2p scatter/gather across TP ranks
+  bool dp_overlap = true;      // bucketed gradient all-reduce overlapped with the last backward
+  double dp_bucket_bytes = 25e6;
+  std::string dp_algorithm = "ring";  // ring | tree | hierarchical
+};
+
+struct TrainingConfig {
+  long long global_batch = 0;
+  int micro_batch = 1;  // 0 = auto
+  bool micro_batch_auto = false;
+  topology::Precision precision = topology::Precision::bf16;
+  Recompute recompute = Recompute::none;
+  double grad_reduce_bytes = 2;  // bytes per gradient element in the data-parallel reduction
+  GradAccumulation grad_accumulation = GradAccumulation::fp32;
+  double main_grad_bytes = 4;  // bytes per gradient element held for accumulation
+};
+
+struct WorkloadConfig {
+  std::string name;
+  std::string kind;  // "transformer_lm"
+  std::string file;
+  ModelConfig model;
+  ParallelConfig parallel;
+  TrainingConfig training;
+};
+
+// Reads a transformer_lm workload (model, parallel, training sections). `devices` is the topology's
+// device count, used to resolve dp: auto and to check that the job fits on the machine.
+WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, int devices_per_node);
+
+// Checks divisibility rules of Megatron-LM; throws InputError naming the field and valid values.
+void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& root, int devices);
+
+// Pieces of read_transformer_workload for readers of the same file on other machines
+// (cerebras_config.hpp), so that a key is accepted or rejected alike wherever the file runs.
+//
+// The model section (every key of it; unknown keys are an error). The model is named `name`.
+ModelConfig read_model_section(const ConfigNode& model, const std::string& name);
+// training.precision, training.recompute, training.grad_reduce_precision (bytes per reduced gradient
+// element for a run at `precision`) and training.grad_accumulation.
+topology::Precision read_precision(const ConfigNode& train);
+Recompute read_recompute(const ConfigNode& train);
+// InputError at training.precision (file:line, the device, the precisions it has) when `device` has no
+// peak for `precision`, so that `fp8` on an A100 is reported where it was written.
+void check_precision_on_device(const ConfigNode& train, topology::Precision precision,
+                               const topology::DeviceSpec& device, const std::string& topology_file);
+double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision);
+GradAccumulation read_grad_accumulation(const ConfigNode& train);
+
+}  // namespace podsim::workload

@@ -1,0 +1,24 @@
+// YAML workload file -> WorkloadConfig, with `--set workload.KEY=VALUE` overrides applied first.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "podsim/topology/topology.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
+
+namespace podsim::workload {
+
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+
+// The transformer_lm configuration of a workload file (for tools and tests; `podsim run` goes through
+// load_workload_model in workload_model.hpp, which handles every kind).
+WorkloadConfig load_workload(const std::string& path, const Overrides& overrides,
+                             const topology::Topology& topo);
+
+// (micro_batch, virtual_stages) settings to try when the workload says `auto`, in a fixed order. A fixed
+// setting contributes just itself. Settings that violate a divisibility rule are left out.
+std::vector<std::pair<int, int>> candidate_settings(const WorkloadConfig& w);
+
+}  // namespace podsim::workload

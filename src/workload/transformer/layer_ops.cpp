@@ -1,0 +1,225 @@
+#include "podsim/workload/transformer/layer_ops.hpp"
+
+#include "podsim/workload/transformer/transformer_math.hpp"
+
+namespace podsim::workload {
+namespace {
+
+using calibration::ComputeModel;
+using calibration::GemmShape;
+using network::CollectiveKind;
+
+struct Shapes {
+  double b, s, h, a, f, t, v, eb;
+  double accumulate_bytes_per_param;  // gradient accumulation traffic per parameter per microbatch
+  double tokens;                      // b*s
+  double sp_tokens;                   // tokens held per rank in the regions sequence parallelism splits
+  double attn;                        // attention score elements per rank: b * (a/t) * s * s
+  double head_dim;
+};
+
+Shapes shapes(const WorkloadConfig& w, int micro_batch) {
+  Shapes x{};
+  x.b = micro_batch;
+  x.s = static_cast<double>(w.model.seq_len);
+  x.h = static_cast<double>(w.model.hidden);
+  x.a = static_cast<double>(w.model.heads);
+  x.f = static_cast<double>(w.model.ffn_hidden);
+  x.t = w.parallel.tp;
+  x.v = static_cast<double>(w.model.vocab);
+  x.eb = element_bytes(w.training.precision);
+  x.tokens = x.b * x.s;
+  x.sp_tokens = w.parallel.sequence_parallel ? x.tokens / x.t : x.tokens;
+  x.attn = x.b * (x.a / x.t) * x.s * x.s;
+  x.head_dim = x.h / x.a;
+  // Summing this microbatch's weight gradients into the running total: read the new gradient and
+  // read-modify-write the fp32 buffer (10 bytes), or read-modify-write in the parameter precision
+  // (3 accesses, skipped for the first microbatch), or nothing when fused into the wgrad GEMM.
+  double microbatches =
+      static_cast<double>(w.training.global_batch) / (static_cast<double>(w.parallel.dp) * micro_batch);
+  switch (w.training.grad_accumulation) {
+    case GradAccumulation::fp32: x.accumulate_bytes_per_param = x.eb + 8; break;
+    case GradAccumulation::same:
+      x.accumulate_bytes_per_param = 3 * x.eb * (microbatches - 1) / microbatches;
+      break;
+    case GradAccumulation::fused: x.accumulate_bytes_per_param = 0; break;
+  }
+  return x;
+}
+
+// The attention core: Q K^T, fused scale-mask-softmax, dropout on the probabilities, probabilities x V.
+void attention_core_forward(PassCost& p, const ComputeModel& cm, const Shapes& x) {
+  double heads = x.b * x.a / x.t;
+  p.add(gemm_cost(cm, "attention scores (QK^T)", x.s, x.s, x.head_dim, heads));
+  p.add(memory_cost(cm, "scale-mask-softmax", 2 * x.attn * x.eb));
+  p.add(memory_cost(cm, "attention dropout", x.attn * (2 * x.eb + 1)));
+  p.add(gemm_cost(cm, "attention over values", x.s, x.head_dim, x.s, heads));
+}
+
+// Tensor-parallel collectives of one direction of one layer: two all-reduces of the activations, or with
+// sequence parallelism an all-gather before each column-parallel GEMM and a reduce-scatter after each
+// row-parallel GEMM (the same bytes per ring edge, half of them each way).
+void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x) {
+  if (w.parallel.tp == 1) return;
+  double bytes = x.tokens * x.h * x.eb;
+  if (w.parallel.sequence_parallel) {
+    p.tp.push_back({CollectiveKind::all_gather, bytes});
+    p.tp.push_back({CollectiveKind::reduce_scatter, bytes});
+    p.tp.push_back({CollectiveKind::all_gather, bytes});
+    p.tp.push_back({CollectiveKind::reduce_scatter, bytes});
+  } else {
+    p.tp.push_back({CollectiveKind::all_reduce, bytes});
+    p.tp.push_back({CollectiveKind::all_reduce, bytes});
+  }
+}
+
+PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
+  PassCost p;
+  double E = x.sp_tokens * x.h;  // elements in the residual stream held by this rank
+  p.add(memory_cost(cm, "layernorm", 2 * E * x.eb));
+  p.add(gemm_cost(cm, "QKV projection", x.tokens, 3 * x.h / x.t, x.h));
+  attention_core_forward(p, cm, x);
+  p.add(gemm_cost(cm, "attention output projection", x.tokens, x.h, x.h / x.t));
+  p.add(memory_cost(cm, "bias-dropout-add", E * (3 * x.eb + 1)));
+  p.add(memory_cost(cm, "layernorm", 2 * E * x.eb));
+  p.add(gemm_cost(cm, "MLP fc1", x.tokens, x.f / x.t, x.h));
+  p.add(memory_cost(cm, "bias-GeLU", 2 * x.tokens * x.f / x.t * x.eb));
+  p.add(gemm_cost(cm, "MLP fc2", x.tokens, x.h, x.f / x.t));
+  p.add(memory_cost(cm, "bias-dropout-add", E * (3 * x.eb + 1)));
+  tp_collectives(p, w, x);
+  return p;
+}
+
+PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
+  PassCost p;
+  double E = x.sp_tokens * x.h;
+  double heads = x.b * x.a / x.t;
+  // In reverse order of the forward pass.
+  p.add(memory_cost(cm, "bias-dropout-add backward", E * (2 * x.eb + 1) + 3 * E * x.eb));
+  linear_backward(p, cm, "MLP fc2 dgrad", "MLP fc2 wgrad", x.tokens, x.h, x.f / x.t);
+  p.add(memory_cost(cm, "bias-GeLU backward", 3 * x.tokens * x.f / x.t * x.eb + x.tokens * x.f / x.t * x.eb));
+  linear_backward(p, cm, "MLP fc1 dgrad", "MLP fc1 wgrad", x.tokens, x.f / x.t, x.h);
+  p.add(memory_cost(cm, "layernorm backward", 3 * E * x.eb));
+  p.add(memory_cost(cm, "bias-dropout-add backward", E * (2 * x.eb + 1) + 3 * E * x.eb));
+  linear_backward(p, cm, "output projection dgrad", "output projection wgrad", x.tokens, x.h, x.h / x.t);
+  // (softmax) V: dP = dO V^T [s x s, k = d], dV = P^T dO [s x d, k = s].
+  p.add(gemm_cost(cm, "attention over values dgrad", x.s, x.s, x.head_dim, heads));
+  p.add(gemm_cost(cm, "attention over values wgrad", x.s, x.head_dim, x.s, heads));
+  p.add(memory_cost(cm, "attention dropout backward", x.attn * (2 * x.eb + 1)));
+  p.add(memory_cost(cm, "softmax backward", 3 * x.attn * x.eb));
+  // Q K^T: dQ = dS K [s x d, k = s], dK = dS^T Q [s x d, k = s].
+  p.add(gemm_cost(cm, "attention scores dgrad Q", x.s, x.head_dim, x.s, heads));
+  p.add(gemm_cost(cm, "attention scores dgrad K", x.s, x.head_dim, x.s, heads));
+  linear_backward(p, cm, "QKV dgrad", "QKV wgrad", x.tokens, 3 * x.h / x.t, x.h);
+  p.add(memory_cost(cm, "QKV bias grad", x.tokens * 3 * x.h / x.t * x.eb));
+  p.add(memory_cost(cm, "layernorm backward", 3 * E * x.eb));
+  if (x.accumulate_bytes_per_param > 0)
+    p.add(memory_cost(cm, "weight-gradient accumulation",
+                      layer_params(w.model) / x.t * x.accumulate_bytes_per_param));
+  tp_collectives(p, w, x);
+  return p;
+}
+
+}  // namespace
+
+OpCost gemm_cost(const ComputeModel& cm, const char* name, double m, double n, double k, double batch) {
+  auto e = cm.gemm(GemmShape{m, n, k, batch});
+  return OpCost{name, true, e.flops, 0, e.seconds};
+}
+
+OpCost memory_cost(const ComputeModel& cm, const char* name, double bytes) {
+  return OpCost{name, false, 0, bytes, cm.memory_op(bytes)};
+}
+
+void linear_backward(PassCost& pass, const ComputeModel& cm, const char* dgrad, const char* wgrad, double m,
+                     double n, double k, double batch) {
+  pass.add(gemm_cost(cm, dgrad, m, k, n, batch));
+  pass.add(gemm_cost(cm, wgrad, k, n, m, batch));
+}
+
+double element_bytes(topology::Precision p) {
+  return topology::bytes_per_element(p);
+}
+
+void PassCost::add(OpCost op) {
+  seconds += op.seconds;
+  flops += op.flops;
+  ops.push_back(op);
+}
+
+void PassCost::add(const PassCost& other) {
+  for (const auto& op : other.ops) add(op);
+  tp.insert(tp.end(), other.tp.begin(), other.tp.end());
+}
+
+void append_kernels(std::vector<KernelCost>& kernels, const char* group, const PassCost& pass) {
+  for (const auto& op : pass.ops) kernels.push_back({group, op.name, op.seconds, op.flops, op.bytes});
+}
+
+LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm) {
+  Shapes x = shapes(w, micro_batch);
+  LayerCosts c;
+  c.forward = forward_pass(w, cm, x);
+  c.backward = backward_pass(w, cm, x);
+  if (w.training.recompute == Recompute::full) {
+    c.recompute = c.forward;
+  } else if (w.training.recompute == Recompute::selective) {
+    attention_core_forward(c.recompute, cm, x);  // no collectives: the attention core is rank-local
+  }
+  return c;
+}
+
+HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm) {
+  Shapes x = shapes(w, micro_batch);
+  HeadCosts c;
+  double E = x.sp_tokens * x.h;
+  double logits = x.tokens * x.v / x.t;  // elements of this rank's vocabulary shard
+  // Embedding: vocab-parallel lookup, all-reduce (or reduce-scatter) over TP, + position, dropout.
+  c.embedding_forward.add(memory_cost(cm, "embedding lookup", 2 * x.tokens * x.h * x.eb));
+  c.embedding_forward.add(memory_cost(cm, "position embedding + dropout", E * (5 * x.eb + 1)));
+  if (w.parallel.tp > 1)
+    c.embedding_forward.tp.push_back(
+        {w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+         x.tokens * x.h * x.eb});
+  c.embedding_backward.add(
+      memory_cost(cm, "embedding backward", E * (2 * x.eb + 1) + 2 * x.tokens * x.h * x.eb));
+  if (x.accumulate_bytes_per_param > 0)
+    c.embedding_backward.add(
+        memory_cost(cm, "embedding gradient accumulation", x.v * x.h / x.t * x.accumulate_bytes_per_param));
+  if (w.parallel.tp > 1 && w.parallel.sequence_parallel)
+    c.embedding_backward.tp.push_back({CollectiveKind::all_gather, x.tokens * x.h * x.eb});
+
+  // Output layer: final layer norm, logits against the (tied) embedding, vocab-parallel cross-entropy in fp32
+  // (convert, max, exp, sum, normalize), and its backward.
+  c.output_forward.add(memory_cost(cm, "final layernorm", 2 * E * x.eb));
+  if (w.parallel.tp > 1 && w.parallel.sequence_parallel)
+    c.output_forward.tp.push_back({CollectiveKind::all_gather, x.tokens * x.h * x.eb});
+  c.output_forward.add(gemm_cost(cm, "logits", x.tokens, x.v / x.t, x.h));
+  c.output_forward.add(memory_cost(cm, "cross-entropy (fp32)", logits * (x.eb + 4 + 4 + 8 + 4 + 8)));
+  if (w.parallel.tp > 1)
+    for (int i = 0; i < 3; ++i) c.output_forward.tp.push_back({CollectiveKind::all_reduce, x.tokens * 4});
+  c.output_backward.add(memory_cost(cm, "cross-entropy backward", logits * (4 + 4 + 4 + x.eb)));
+  linear_backward(c.output_backward, cm, "logits dgrad", "logits wgrad", x.tokens, x.v / x.t, x.h);
+  c.output_backward.add(memory_cost(cm, "final layernorm backward", 3 * E * x.eb));
+  if (x.accumulate_bytes_per_param > 0 && w.parallel.pp > 1)  // the last stage's copy of the tied embedding
+    c.output_backward.add(memory_cost(cm, "output embedding gradient accumulation",
+                                      x.v * x.h / x.t * x.accumulate_bytes_per_param));
+  if (w.parallel.tp > 1)
+    c.output_backward.tp.push_back(
+        {w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+         x.tokens * x.h * x.eb});
+  return c;
+}
+
+PassCost optimizer_cost(double params, const ComputeModel& cm) {
+  PassCost p;
+  // Megatron's mixed-precision optimizer per parameter: copy fp16 grads into fp32 (2 + 4), unscale and
+  // inf check (4), grad-norm (4), Adam over fp32 param/grad/m/v (4 reads + 3 writes of 4 bytes), fp32 ->
+  // fp16 parameter copy (4 + 2).
+  p.add(memory_cost(cm, "optimizer: grads to fp32, unscale, norm", params * (6 + 4 + 4)));
+  p.add(memory_cost(cm, "optimizer: Adam update", params * 28));
+  p.add(memory_cost(cm, "optimizer: copy master weights", params * 6));
+  return p;
+}
+
+}  // namespace podsim::workload

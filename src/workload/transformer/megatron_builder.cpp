@@ -1,0 +1,222 @@
+#include "podsim/workload/transformer/megatron_builder.hpp"
+
+#include <fmt/format.h>
+
+#include "megatron_step_builder.hpp"
+#include "podsim/core/config_node.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/transformer_loader.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
+
+namespace podsim::workload::megatron {
+
+StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
+                         int virtual_stages)
+    : topo_(topo), w_(w), mb_(micro_batch), v_(virtual_stages) {
+  layout_ = ParallelLayout{w.parallel.tp, w.parallel.pp, w.parallel.dp};
+  p_ = w.parallel.pp;
+  m_ = static_cast<int>(w.training.global_batch / (static_cast<long long>(w.parallel.dp) * micro_batch));
+  // Every layer is simulated: the stages' chunks hold all of them, and only the interleaved schedule
+  // runs more than one chunk per stage (build_schedule refuses chunks otherwise).
+  if (v_ < 1 || w.model.layers % (static_cast<long long>(p_) * v_))
+    throw std::logic_error(fmt::format("megatron builder: {} layers do not split into pp {} x {} chunks",
+                                       w.model.layers, p_, v_));
+  if (v_ > 1 && (p_ == 1 || w.parallel.schedule != Schedule::interleaved))
+    throw std::logic_error(fmt::format("megatron builder: {} virtual stages with schedule {} (pp {})", v_,
+                                       to_string(w.parallel.schedule), p_));
+  layers_per_chunk_ = static_cast<int>(w.model.layers / (p_ * v_));
+  // TP ranks whose traffic shares rank 0's NIC (one on a DGX A100, two on a DGX-2H) are not folded.
+  for (int peer : topo.rail_peers(layout_.device(0, 0, 0)))
+    if (peer < layout_.tp) rail_ranks_.push_back(peer);
+  if (rail_ranks_.empty()) rail_ranks_ = {0};
+}
+
+StepPlan StepBuilder::describe() {
+  StepPlan plan;
+  plan.workload_kind = "transformer_lm";
+  plan.devices = layout_.devices();
+  plan.tokens_per_step = static_cast<double>(w_.training.global_batch) * w_.model.seq_len;
+  plan.samples_per_step = static_cast<double>(w_.training.global_batch);
+  calibration::DeviceRates rates;
+  rates.peak_flops = topo_.device.peak(w_.training.precision);
+  rates.hbm_bandwidth = topo_.device.hbm_bandwidth;
+  rates.sm_count = topo_.device.sm_count;
+  rates.element_bytes = element_bytes(w_.training.precision);
+  cm_.emplace(topo_.device_profile, rates);
+  plan.peak_flops = rates.peak_flops;
+  layer_ = layer_costs(w_, mb_, *cm_);
+  head_ = head_costs(w_, mb_, *cm_);
+  programs_ = build_schedule(p_ == 1 ? Schedule::none : w_.parallel.schedule, p_, m_, v_);
+  plan.memory = stage_memory(w_, mb_, v_, peak_in_flight(programs_), topo_.device_profile);
+  plan.hardware_flops =
+      hardware_flops(w_.model, static_cast<double>(w_.training.global_batch), w_.training.recompute);
+  plan.model_flops = model_flops(w_.model, static_cast<double>(w_.training.global_batch));
+  plan.settings = settings();
+  plan.description = description();
+  plan.notes = notes();
+  append_kernels(plan.kernels, "layer forward", layer_.forward);
+  append_kernels(plan.kernels, "layer recompute", layer_.recompute);
+  append_kernels(plan.kernels, "layer backward", layer_.backward);
+  append_kernels(plan.kernels, "embedding forward", head_.embedding_forward);
+  append_kernels(plan.kernels, "embedding backward", head_.embedding_backward);
+  append_kernels(plan.kernels, "output layer forward", head_.output_forward);
+  append_kernels(plan.kernels, "output layer backward", head_.output_backward);
+  for (int s = 0; s < p_; ++s) plan.graph.lane_names.push_back(fmt::format("stage {}", s));
+  return plan;
+}
+
+StepPlan StepBuilder::build() {
+  // Refuse, before any work, graphs too large to replay in reasonable memory (~350 bytes per task).
+  constexpr double kMaxTasks = 5e6;
+  double estimate = 6.0 * p_ * m_ * v_;
+  if (estimate > kMaxTasks)
+    throw InputError(fmt::format(
+        "{}: this step would simulate about {:.3g} tasks ({} stages x {} microbatches x {} virtual "
+        "stages), more than podsim's limit of {:.0e}; use a larger training.micro_batch or a "
+        "smaller training.global_batch",
+        w_.file, estimate, p_, m_, v_, kMaxTasks));
+  StepPlan plan = describe();
+  check_memory(plan.memory);
+  g_.stages = p_;
+  g_.lane_names = plan.graph.lane_names;
+  for (int s = 0; s < p_; ++s) {
+    int rep = layout_.device(0, 0, s);
+    g_.stage_devices.push_back(rep);
+    compute_stream_.push_back(g_.add_stream(fmt::format("stage {} compute", s), s, rep));
+    dp_stream_.push_back(g_.add_stream(fmt::format("stage {} data-parallel", s), s, rep, false));
+  }
+  build_pipeline();
+  build_gradient_sync_and_optimizer();
+  plan.graph = std::move(g_);
+  return plan;
+}
+
+void StepBuilder::check_memory(const std::vector<MemoryBreakdown>& memory) {
+  constexpr double GiB = 1073741824.0;
+  for (size_t s = 0; s < memory.size(); ++s) {
+    const MemoryBreakdown& m = memory[s];
+    if (m.total() <= topo_.device.hbm_bytes) continue;
+    // Suggest only what is not already in use.
+    std::vector<std::string> ideas = {"more pipeline or tensor parallelism"};
+    if (w_.training.recompute != Recompute::full) ideas.push_back("training.recompute: full");
+    if (mb_ > 1) ideas.push_back("a smaller training.micro_batch");
+    if (w_.parallel.zero < 1 && layout_.dp > 1) ideas.push_back("parallel.zero: 1");
+    if (!w_.parallel.sequence_parallel && layout_.tp > 1) ideas.push_back("parallel.sequence_parallel: true");
+    std::string hint;
+    for (size_t i = 0; i < ideas.size(); ++i)
+      hint += (i == 0 ? "" : i + 1 == ideas.size() ? " or " : ", ") + ideas[i];
+    throw InfeasibleConfig(
+        MemoryShortfall{"device HBM", m.total(), topo_.device.hbm_bytes},
+        fmt::format(
+            "stage {} needs {:.1f} GiB per device (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
+            "activations {:.1f}, buffers {:.1f}, framework {:.1f}) but a {} has {:.0f} GiB; try {}",
+            s, m.total() / GiB, m.weights / GiB, m.gradients / GiB, m.optimizer / GiB, m.activations / GiB,
+            m.buffers / GiB, m.framework / GiB, topo_.device.name, topo_.device.hbm_bytes / GiB, hint));
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> StepBuilder::settings() const {
+  const auto& c = w_;
+  return {{"model_params_billion", fmt::format("{:.5g}", total_params(c.model) / 1e9)},
+          {"tp", std::to_string(layout_.tp)},
+          {"pp", std::to_string(layout_.pp)},
+          {"dp", std::to_string(layout_.dp)},
+          {"schedule", p_ > 1 ? to_string(c.parallel.schedule) : "none"},
+          {"virtual_stages", std::to_string(v_)},
+          {"micro_batch", std::to_string(mb_)},
+          {"global_batch", std::to_string(c.training.global_batch)},
+          {"microbatches", std::to_string(m_)},
+          {"recompute", to_string(c.training.recompute)},
+          {"sequence_parallel", c.parallel.sequence_parallel ? "true" : "false"},
+          {"zero", std::to_string(c.parallel.zero)},
+          {"precision", topology::to_string(c.training.precision)}};
+}
+
+std::string StepBuilder::description() const {
+  std::string schedule = p_ == 1 ? "no pipeline"
+                         : w_.parallel.schedule == Schedule::interleaved && v_ > 1
+                             ? fmt::format("interleaved 1F1B, {} virtual stages", v_)
+                         : w_.parallel.schedule == Schedule::gpipe ? "GPipe"
+                                                                   : "1F1B";
+  return fmt::format("tp {} x pp {} x dp {}, {}, micro-batch {} ({} per step), recompute {}{}{}", layout_.tp,
+                     layout_.pp, layout_.dp, schedule, mb_, m_, to_string(w_.training.recompute),
+                     w_.parallel.sequence_parallel ? ", sequence parallel" : "",
+                     w_.parallel.zero ? fmt::format(", ZeRO-{}", w_.parallel.zero) : "");
+}
+
+std::vector<std::string> StepBuilder::notes() const {
+  std::vector<std::string> n;
+  n.push_back(fmt::format(
+      "folded: {} data-parallel replicas and {} tensor-parallel ranks per stage share the compute "
+      "of one representative; their traffic is on the network",
+      layout_.dp, layout_.tp));
+  if (w_.parallel.sequence_parallel)
+    n.push_back(
+        "sequence parallelism: backward all-gathers that Megatron overlaps with weight-gradient GEMMs are "
+        "not modelled");
+  n.push_back(
+      "not modelled: compute slowdown from concurrent communication kernels, data loading, CPU launch "
+      "stalls");
+  return n;
+}
+
+}  // namespace podsim::workload::megatron
+
+namespace podsim::workload {
+
+StepPlan build_megatron_step(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
+                             int virtual_stages) {
+  return megatron::StepBuilder(topo, w, micro_batch, virtual_stages).build();
+}
+
+StepPlan describe_megatron_step(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
+                                int virtual_stages) {
+  return megatron::StepBuilder(topo, w, micro_batch, virtual_stages).describe();
+}
+
+namespace {
+
+class MegatronModel final : public WorkloadModel {
+ public:
+  MegatronModel(WorkloadConfig w, const topology::Topology& topo)
+      : w_(std::move(w)), topo_(topo), settings_(candidate_settings(w_)) {
+    if (settings_.empty())
+      throw InputError(
+          fmt::format("{}: no micro_batch / virtual_stages setting satisfies the divisibility rules of this "
+                      "workload; set them explicitly to see which rule fails",
+                      w_.file));
+  }
+  std::string name() const override { return w_.name; }
+  std::string kind() const override { return "transformer_lm"; }
+  int devices() const override { return w_.parallel.tp * w_.parallel.pp * w_.parallel.dp; }
+  std::vector<std::string> candidates() const override {
+    std::vector<std::string> out;
+    for (auto [mb, v] : settings_) out.push_back(fmt::format("micro_batch={} virtual_stages={}", mb, v));
+    return out;
+  }
+  StepPlan build(size_t i) const override {
+    return build_megatron_step(topo_, w_, settings_.at(i).first, settings_.at(i).second);
+  }
+  StepPlan describe_infeasible(size_t i) const override {
+    return describe_megatron_step(topo_, w_, settings_.at(i).first, settings_.at(i).second);
+  }
+
+ private:
+  WorkloadConfig w_;
+  const topology::Topology& topo_;
+  std::vector<std::pair<int, int>> settings_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkloadModel> make_megatron_model(const ConfigNode& root, const std::string& file,
+                                                   const topology::Topology& topo) {
+  WorkloadConfig w = read_transformer_workload(root, topo.compute_device_count(), topo.devices_per_node);
+  check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
+  w.kind = "transformer_lm";
+  w.file = file;
+  return std::make_unique<MegatronModel>(std::move(w), topo);
+}
+
+}  // namespace podsim::workload

@@ -1,0 +1,53 @@
+// The Megatron step's pipeline: the schedule's programs assembled into tasks, the point-to-point
+// transfers between stages (every data-parallel replica's flows) and the scatter/gather all-gather.
+#include "megatron_step_builder.hpp"
+#include "podsim/network/collective.hpp"
+#include "podsim/workload/pipeline_assembly.hpp"
+
+namespace podsim::workload::megatron {
+
+void StepBuilder::build_pipeline() {
+  PipelineCallbacks cb;
+  cb.compute = [this](int s, const StageStep& step, bool final_backward) {
+    add_chunk_pass(s, step, final_backward);
+  };
+  cb.transfer_plan = [this](int from, int to) { return transfer_plan(from, to); };
+  cb.gather_plan = [this](int to) { return gather_plan(to); };
+  flush_done_ = assemble_pipeline(g_, programs_, compute_stream_, cb);
+}
+
+double StepBuilder::activation_bytes() const {
+  return static_cast<double>(mb_) * w_.model.seq_len * w_.model.hidden * element_bytes(w_.training.precision);
+}
+
+int StepBuilder::transfer_plan(int from, int to) {
+  auto key = std::make_pair(from, to);
+  auto it = transfer_cache_.find(key);
+  if (it != transfer_cache_.end()) return it->second;
+  bool split = layout_.tp > 1 && (w_.parallel.scatter_gather || w_.parallel.sequence_parallel);
+  double bytes = split ? activation_bytes() / layout_.tp : activation_bytes();
+  plan::CommPhase phase;
+  for (int replica = 0; replica < layout_.dp; ++replica)
+    for (int r : rail_ranks_)
+      phase.flows.push_back({layout_.device(r, replica, from), layout_.device(r, replica, to), bytes});
+  phase.latency = topo_.fabric_profile.launch_latency +
+                  network::step_latency(topo_, layout_.device(0, 0, from), layout_.device(0, 0, to));
+  int id = g_.add_plan({phase});
+  transfer_cache_[key] = id;
+  return id;
+}
+
+// Scatter/gather: the receiving stage all-gathers the slices over its TP group (not with sequence
+// parallelism, where the next stage consumes the sharded tensor directly).
+int StepBuilder::gather_plan(int stage) {
+  if (layout_.tp == 1 || !w_.parallel.scatter_gather || w_.parallel.sequence_parallel) return -1;
+  auto it = gather_cache_.find(stage);
+  if (it != gather_cache_.end()) return it->second;
+  int id = g_.add_plan(network::plan_collective(
+      topo_, network::make_collective(network::CollectiveKind::all_gather, layout_.tp_group(0, stage),
+                                      activation_bytes())));
+  gather_cache_[stage] = id;
+  return id;
+}
+
+}  // namespace podsim::workload::megatron

@@ -1,0 +1,86 @@
+// Private to the transformer kind: the builder behind build_megatron_step / describe_megatron_step
+// (megatron_builder.hpp says what is folded and why). Its parts live in separate files:
+//   megatron_builder.cpp    costs, memory, settings, the step as a whole, the WorkloadModel
+//   megatron_layers.cpp     per-chunk compute and its merged tensor-parallel collectives
+//   megatron_pipeline.cpp   the pipeline schedule, point-to-point transfers and scatter/gather
+//   megatron_gradients.cpp  data-parallel gradient reduction, embedding sync, optimizer step
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "podsim/calibration/compute_model.hpp"
+#include "podsim/topology/topology.hpp"
+#include "podsim/workload/parallel_layout.hpp"
+#include "podsim/workload/pipeline_schedule.hpp"
+#include "podsim/workload/step_plan.hpp"
+#include "podsim/workload/transformer/layer_ops.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
+
+namespace podsim::workload::megatron {
+
+class StepBuilder {
+ public:
+  StepBuilder(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch, int virtual_stages);
+
+  // Costs, memory and settings: everything but the task graph.
+  StepPlan describe();
+  StepPlan build();
+
+ private:
+  // megatron_builder.cpp
+  void check_memory(const std::vector<MemoryBreakdown>& memory);
+  std::vector<std::pair<std::string, std::string>> settings() const;
+  std::string description() const;
+  std::vector<std::string> notes() const;
+
+  // megatron_layers.cpp
+  struct ChunkWork {
+    double seconds = 0;
+    int plan = -1;
+  };
+  // The tensor-parallel collectives of one pass over `layers` layers as one merged phase.
+  int tp_plan(int stage, const std::vector<TpCollective>& per_layer, double layers,
+              const std::vector<TpCollective>& extra);
+  // Cost of the forward or backward of model chunk `chunk` of stage `stage` for one microbatch.
+  ChunkWork chunk_work(int stage, int chunk, Pass pass);
+  // The task(s) of one compute step of the schedule on stage `s`'s compute stream.
+  void add_chunk_pass(int s, const StageStep& step, bool final_backward);
+
+  // megatron_pipeline.cpp
+  void build_pipeline();
+  double activation_bytes() const;
+  // Flows of one pipeline transfer from stage `from` to stage `to`, for every data-parallel replica.
+  int transfer_plan(int from, int to);
+  int gather_plan(int stage);
+
+  // megatron_gradients.cpp
+  double chunk_params(int s, int chunk) const;
+  // Gradient reduction of `bytes` per rank over the stage's data-parallel groups on rank 0's rail.
+  int dp_plan(int s, double bytes);
+  void build_gradient_sync_and_optimizer();
+  std::vector<int> reduce_gradients();
+  int sync_embeddings(const std::vector<int>& grads_ready);
+  void add_optimizer_steps(int sync_id);
+
+  const topology::Topology& topo_;
+  const WorkloadConfig& w_;
+  int mb_, v_, p_ = 1, m_ = 1, layers_per_chunk_ = 1;
+  ParallelLayout layout_;
+  std::vector<int> rail_ranks_;
+  std::optional<calibration::ComputeModel> cm_;
+  LayerCosts layer_;
+  HeadCosts head_;
+  std::vector<StageProgram> programs_;
+  TaskGraph g_;
+  std::vector<int> compute_stream_, dp_stream_, flush_done_;
+  std::map<std::tuple<int, int, bool>, ChunkWork> chunk_cache_;
+  std::map<std::pair<int, int>, int> transfer_cache_;
+  std::map<int, int> gather_cache_;
+};
+
+}  // namespace podsim::workload::megatron

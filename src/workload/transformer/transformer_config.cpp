@@ -1,0 +1,229 @@
+#include "podsim/workload/transformer/transformer_config.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "podsim/core/config_node.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/workload/bounded_reads.hpp"
+
+namespace podsim::workload {
+namespace {
+
+std::string divisors_up_to(long long n, long long limit) {
+  std::vector<std::string> out;
+  for (long long d = 1; d <= n && d <= limit; ++d)
+    if (n % d == 0) out.push_back(std::to_string(d));
+  std::string s;
+  for (size_t i = 0; i < out.size(); ++i) s += (i ? ", " : "") + out[i];
+  return s;
+}
+
+}  // namespace
+
+const char* to_string(GradAccumulation g) {
+  switch (g) {
+    case GradAccumulation::fp32: return "fp32";
+    case GradAccumulation::same: return "same";
+    case GradAccumulation::fused: return "fused";
+  }
+  return "?";
+}
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+ModelConfig read_model_section(const ConfigNode& model, const std::string& name) {
+  ModelConfig m;
+  m.name = name;
+  m.layers = model.positive_integer("layers");
+  m.hidden = model.positive_integer("hidden");
+  m.heads = model.positive_integer("heads");
+  m.ffn_hidden = model.positive_integer_or("ffn_hidden", 4 * m.hidden);
+  m.seq_len = model.positive_integer("seq_len");
+  m.vocab = model.positive_integer("vocab");
+  model.reject_unknown_keys();
+  return m;
+}
+
+topology::Precision read_precision(const ConfigNode& train) {
+  try {
+    return topology::parse_precision(
+        train.choice_or("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "bf16"));
+  } catch (const std::invalid_argument& e) {
+    train.fail("precision", e.what());
+  }
+}
+
+void check_precision_on_device(const ConfigNode& train, topology::Precision precision,
+                               const topology::DeviceSpec& device, const std::string& topology_file) {
+  if (device.peak_flops.count(precision)) return;
+  std::string valid;
+  for (const auto& [p, _] : device.peak_flops)
+    valid += (valid.empty() ? "" : ", ") + std::string(topology::to_string(p));
+  train.fail("precision", fmt::format("the {} has no {} peak (peak_tflops in {}); valid on this device: {}",
+                                      device.name, topology::to_string(precision), topology_file, valid));
+}
+
+Recompute read_recompute(const ConfigNode& train) {
+  std::string recompute = train.choice_or("recompute", {"none", "selective", "full"}, "none");
+  return recompute == "full"        ? Recompute::full
+         : recompute == "selective" ? Recompute::selective
+                                    : Recompute::none;
+}
+
+double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision) {
+  std::string grad = train.choice_or("grad_reduce_precision", {"same", "fp32", "fp16", "bf16"}, "same");
+  return grad == "same" ? topology::bytes_per_element(precision) : grad == "fp32" ? 4 : 2;
+}
+
+GradAccumulation read_grad_accumulation(const ConfigNode& train) {
+  std::string accumulation = train.choice_or("grad_accumulation", {"fp32", "same", "fused"}, "fp32");
+  return accumulation == "same"    ? GradAccumulation::same
+         : accumulation == "fused" ? GradAccumulation::fused
+                                   : GradAccumulation::fp32;
+}
+
+WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, int devices_per_node) {
+  WorkloadConfig w;
+  w.name = read_document_name(root);
+  w.model = read_model_section(root.child("model"), w.name);
+
+  ConfigNode par = root.child("parallel");
+  w.parallel.tp = static_cast<int>(par.integer_in_or("tp", 1, 1 << 20, 1));
+  w.parallel.pp = static_cast<int>(par.integer_in_or("pp", 1, 1 << 20, 1));
+  w.parallel.dp = int_in_or_auto(par, "dp", 1, 1 << 30, 0);
+  std::string schedule = par.choice_or("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b");
+  w.parallel.schedule = schedule == "gpipe"         ? Schedule::gpipe
+                        : schedule == "interleaved" ? Schedule::interleaved
+                                                    : Schedule::one_f_one_b;
+  // Virtual stages are model chunks of the interleaved schedule only: `auto` means 1 for gpipe and 1f1b,
+  // which run one chunk per stage (an explicit value above 1 with them fails in validation).
+  bool interleaved = w.parallel.schedule == Schedule::interleaved;
+  int v = int_in_or_auto(par, "virtual_stages", 1, 1 << 20, interleaved ? 0 : 1);
+  if (v == 0 && !interleaved) v = 1;
+  w.parallel.virtual_stages_auto = v == 0;
+  w.parallel.virtual_stages = v;
+  w.parallel.sequence_parallel = par.boolean_or("sequence_parallel", false);
+  long long zero = par.integer_or("zero", 0);
+  if (zero < 0 || zero > 3) par.fail("zero", fmt::format("ZeRO stage must be 0, 1, 2 or 3, got {}", zero));
+  w.parallel.zero = static_cast<int>(zero);
+  w.parallel.scatter_gather = par.boolean_or("scatter_gather", true);
+  w.parallel.dp_overlap = par.boolean_or("dp_overlap", true);
+  w.parallel.dp_bucket_bytes =
+      number_in_or(par, "dp_bucket_MB", 0.001, 1e5, 25,
+                   "the gradient bucket of the overlapped data-parallel reduction, in MB (PyTorch DDP "
+                   "uses 25, Megatron-LM 40)") *
+      1e6;
+  w.parallel.dp_algorithm = par.choice_or("dp_algorithm", {"ring", "tree", "hierarchical"}, "ring");
+  par.reject_unknown_keys();
+
+  ConfigNode train = root.child("training");
+  w.training.global_batch = train.positive_integer("global_batch");
+  int mb = int_in_or_auto(train, "micro_batch", 1, 1 << 30, 1);
+  w.training.micro_batch_auto = mb == 0;
+  w.training.micro_batch = mb;
+  w.training.precision = read_precision(train);
+  w.training.recompute = read_recompute(train);
+  w.training.grad_reduce_bytes = read_grad_reduce_bytes(train, w.training.precision);
+  w.training.grad_accumulation = read_grad_accumulation(train);
+  w.training.main_grad_bytes = w.training.grad_accumulation == GradAccumulation::same
+                                   ? topology::bytes_per_element(w.training.precision)
+                                   : 4;
+  train.reject_unknown_keys();
+
+  if (w.parallel.dp == 0) {
+    long long mp = static_cast<long long>(w.parallel.tp) * w.parallel.pp;
+    if (mp > devices)
+      par.fail("tp", fmt::format("tp*pp = {}*{} = {} is more than the {} devices of the topology",
+                                 w.parallel.tp, w.parallel.pp, mp, devices));
+    w.parallel.dp = static_cast<int>(devices / mp);
+  }
+  (void)devices_per_node;
+  validate_transformer_workload(w, root, devices);
+  return w;
+}
+
+void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& root, int devices) {
+  ConfigNode par = root.child("parallel");
+  ConfigNode model = root.child("model");
+  ConfigNode train = root.child("training");
+  const auto& p = w.parallel;
+  const auto& m = w.model;
+  long long total = static_cast<long long>(p.tp) * p.pp * p.dp;
+  if (total > devices)
+    par.fail(
+        "dp",
+        fmt::format("tp*pp*dp = {}*{}*{} = {} devices, but the topology has {}; lower a degree or add nodes "
+                    "(--set topology.nodes=N)",
+                    p.tp, p.pp, p.dp, total, devices));
+  if (m.heads % p.tp)
+    model.fail("heads", fmt::format("{} attention heads cannot be split over tp={}; tp must divide the heads "
+                                    "(valid tp: {})",
+                                    m.heads, p.tp, divisors_up_to(m.heads, 64)));
+  if (m.ffn_hidden % p.tp)
+    model.fail("ffn_hidden", fmt::format("ffn_hidden {} is not divisible by tp={}", m.ffn_hidden, p.tp));
+  if (m.hidden % m.heads)
+    model.fail("hidden", fmt::format("hidden {} is not divisible by heads {}", m.hidden, m.heads));
+  if (m.vocab % p.tp)
+    model.fail(
+        "vocab",
+        fmt::format("vocab {} is not divisible by tp={} (Megatron pads the vocabulary; pad it here too)",
+                    m.vocab, p.tp));
+  if (p.sequence_parallel && m.seq_len % p.tp)
+    model.fail("seq_len", fmt::format("sequence parallelism splits seq_len {} over tp={}; it must divide",
+                                      m.seq_len, p.tp));
+  if (p.pp > m.layers)
+    par.fail("pp",
+             fmt::format("pp={} stages for {} layers: every stage needs at least one layer", p.pp, m.layers));
+  int v = p.virtual_stages_auto ? 1 : p.virtual_stages;
+  if (p.schedule != Schedule::interleaved && v != 1)
+    par.fail("virtual_stages",
+             fmt::format("virtual_stages={} splits each stage into model chunks, which only the interleaved "
+                         "schedule runs; with schedule {} use virtual_stages: 1 or auto (= 1), or set "
+                         "schedule: interleaved",
+                         v, to_string(p.schedule)));
+  if (p.schedule == Schedule::interleaved && p.pp == 1)
+    par.fail("schedule", "the interleaved schedule needs pp > 1");
+  if (m.layers % (static_cast<long long>(p.pp) * v))
+    par.fail(
+        p.virtual_stages_auto || v == 1 ? "pp" : "virtual_stages",
+        fmt::format("layers={} is not divisible by pp*virtual_stages = {}*{}; valid pp*virtual_stages: {}",
+                    m.layers, p.pp, v, divisors_up_to(m.layers, m.layers)));
+  if (w.training.global_batch % p.dp)
+    train.fail("global_batch",
+               fmt::format("global_batch={} is not divisible by dp={}", w.training.global_batch, p.dp));
+  long long per_replica = w.training.global_batch / p.dp;
+  if (!w.training.micro_batch_auto) {
+    if (per_replica % w.training.micro_batch)
+      train.fail("micro_batch",
+                 fmt::format("global_batch/dp = {} sequences per replica is not divisible by micro_batch={}; "
+                             "valid: {}",
+                             per_replica, w.training.micro_batch, divisors_up_to(per_replica, 64)));
+    long long microbatches = per_replica / w.training.micro_batch;
+    if (p.schedule == Schedule::interleaved && microbatches % p.pp)
+      train.fail(
+          "micro_batch",
+          fmt::format("the interleaved schedule needs the number of microbatches ({}) to be a multiple of "
+                      "pp={}",
+                      microbatches, p.pp));
+    if (microbatches > 10000000)
+      train.fail("micro_batch",
+                 fmt::format("{} microbatches per step is beyond what podsim simulates (at most 10^7)",
+                             microbatches));
+  }
+  if (p.zero > 0 && p.pp > 1 && p.zero > 1)
+    par.fail("zero",
+             "ZeRO stages 2 and 3 shard gradients across data-parallel ranks, which Megatron does not "
+             "combine with "
+             "pipeline parallelism; use zero: 0 or 1 with pp > 1");
+}
+
+}  // namespace podsim::workload

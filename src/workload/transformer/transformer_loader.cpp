@@ -1,0 +1,51 @@
+#include "podsim/workload/transformer/transformer_loader.hpp"
+
+#include <fmt/format.h>
+
+#include "podsim/core/config_node.hpp"
+#include "podsim/core/error.hpp"
+
+namespace podsim::workload {
+
+WorkloadConfig load_workload(const std::string& path, const Overrides& overrides,
+                             const topology::Topology& topo) {
+  ConfigNode root = ConfigNode::load_file(path);
+  for (const auto& [key, value] : overrides)
+    root.apply_override(key, value, fmt::format("--set workload.{}={}", key, value));
+  root.choice("kind", {"transformer_lm"});
+  WorkloadConfig w = read_transformer_workload(root, topo.compute_device_count(), topo.devices_per_node);
+  check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
+  w.kind = "transformer_lm";
+  w.file = path;
+  root.reject_unknown_keys();
+  return w;
+}
+
+std::vector<std::pair<int, int>> candidate_settings(const WorkloadConfig& w) {
+  std::vector<int> micro_batches, virtual_stages;
+  long long per_replica = w.training.global_batch / w.parallel.dp;
+  if (w.training.micro_batch_auto) {
+    for (int b = 1; b <= 64 && b <= per_replica; b *= 2)
+      if (per_replica % b == 0) micro_batches.push_back(b);
+  } else {
+    micro_batches.push_back(w.training.micro_batch);
+  }
+  long long layers_per_stage = w.model.layers / w.parallel.pp;
+  // Only the interleaved schedule has model chunks; the reader resolves `auto` to 1 for the others.
+  if (w.parallel.virtual_stages_auto && w.parallel.schedule == Schedule::interleaved) {
+    for (int v = 1; v <= 8 && v <= layers_per_stage; ++v)
+      if (layers_per_stage % v == 0) virtual_stages.push_back(v);
+  } else {
+    virtual_stages.push_back(w.parallel.virtual_stages_auto ? 1 : w.parallel.virtual_stages);
+  }
+  std::vector<std::pair<int, int>> out;
+  for (int b : micro_batches)
+    for (int v : virtual_stages) {
+      long long microbatches = per_replica / b;
+      if (w.parallel.schedule == Schedule::interleaved && v > 1 && microbatches % w.parallel.pp) continue;
+      out.emplace_back(b, v);
+    }
+  return out;
+}
+
+}  // namespace podsim::workload

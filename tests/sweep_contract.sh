@@ -33,6 +33,8 @@ expect_error "repeated axis value" "value '2' appears twice" sweep "$tmp/repeate
 { cat $STUDY; printf '  - "%s1%s"\n' "$(printf '(%.0s' $(seq 1 10000))" "$(printf ')%.0s' $(seq 1 10000))"; } > "$tmp/deep.yaml"
 expect_error "filter nested 10000 deep" "filters\[1\]: filter does not parse: nested more than 100" \
   sweep "$tmp/deep.yaml" --out "$tmp/bad"
+touch "$tmp/a-file"
+expect_error "sweep --out below a file" "--out $tmp/a-file/out: cannot create the directory" sweep $STUDY --out "$tmp/a-file/out"
 check "refused sweeps wrote no results" test -z "$(ls "$tmp/bad" 2> /dev/null)"
 
 # Interrupt a slower sweep, then resume it.

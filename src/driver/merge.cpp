@@ -11,6 +11,7 @@
 
 #include "podsim/core/error.hpp"
 #include "podsim/driver/sweep_output.hpp"
+#include "podsim/report/output_files.hpp"
 #include "podsim/study/results.hpp"
 
 namespace podsim::driver {
@@ -73,7 +74,7 @@ MergeResult merge_sweeps(const MergeRequest& request) {
   if (!meta.is_null() && meta.contains("points") && merged.rows.size() != meta["points"].get<size_t>())
     throw InputError(fmt::format("the shards hold {} of the study's {} points", merged.rows.size(),
                                  meta["points"].get<size_t>()));
-  fs::create_directories(out);
+  report::prepare_output_directory(out, "--out");
   study::write_results(out + "/results.csv", merged);
   std::vector<std::string> axis_keys;
   std::string name = "podsim sweep", description;

@@ -10,6 +10,7 @@
 #include "podsim/core/error.hpp"
 #include "podsim/driver/sweep_output.hpp"
 #include "podsim/driver/sweep_point.hpp"
+#include "podsim/report/output_files.hpp"
 
 namespace podsim::driver {
 namespace {
@@ -53,6 +54,7 @@ SweepRun run_sweep(const SweepRequest& request) {
   run.study = study::load_study(request.study_file);
   const study::Study& s = run.study;
   study::check_files_exist(s);
+  report::prepare_output_directory(request.out, "--out");  // before any point runs, not halfway
   run.options = sweep_options(request);
   run.options.on_locked = [&] { write_sweep_json(s, run.options.out); };
   run.outcome = study::run_sweep(s, run.options, [&s](const study::Point& p) { return run_point(s, p); });
@@ -66,7 +68,7 @@ SweepRun run_sweep(const SweepRequest& request) {
 SlurmSubmitted submit_sweep(const SlurmSubmission& job) {
   study::Study s = study::load_study(job.study_file);
   study::check_files_exist(s);
-  std::filesystem::create_directories(job.out);
+  report::prepare_output_directory(job.out, "--out");
   write_sweep_json(s, job.out);
   return submit_slurm_sweep(job);
 }

@@ -1,9 +1,6 @@
 #include "podsim/network/collective.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -11,6 +8,7 @@
 #include "podsim/network/torus_collectives.hpp"
 
 namespace podsim::network {
+
 using topology::Topology;
 
 const char* to_string(CollectiveKind k) {

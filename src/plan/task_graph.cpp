@@ -5,17 +5,7 @@
 namespace podsim::plan {
 
 const char* to_string(Category c) {
-  switch (c) {
-    case Category::compute: return "compute";
-    case Category::tp: return "tp";
-    case Category::ep: return "ep";
-    case Category::pp: return "pp";
-    case Category::dp: return "dp";
-    case Category::stream: return "stream";
-    case Category::storage: return "storage";
-    case Category::optimizer: return "optimizer";
-    default: return "?";
-  }
+  return kCategoryNames.name(c);
 }
 
 const char* description(Category c) {
@@ -33,8 +23,7 @@ const char* description(Category c) {
 }
 
 const char* to_string(TaskKind k) {
-  auto i = static_cast<size_t>(k);
-  return i < std::size(kTaskKindNames) ? kTaskKindNames[i] : "?";
+  return kTaskKindNames.name(k);
 }
 
 int TaskGraph::add_compute(TaskKind kind, int stream, int stage, double seconds, Category category,

@@ -79,7 +79,8 @@ Topology build_cpu_cluster(const ConfigNode& root, const std::string& base_dir) 
 
   ConfigNode net = root.child("network");
   std::string shape = net.choice("kind", {"star", "fat_tree"});
-  LinkClass cls = parse_link_class(net.choice("link", {"ethernet", "infiniband"}));
+  LinkClass cls = parse_link_class(
+      net.choice("link", kLinkClassNames.names({LinkClass::ethernet, LinkClass::infiniband})));
   double hop_lat = net.non_negative_or("hop_latency_us", 1.0) * 1e-6;
   // A star has no racks: rack_nodes and oversubscription are checked but do not apply to it.
   int rack = static_cast<int>(shape == "fat_tree" ? net.positive_integer("rack_nodes")

@@ -9,21 +9,11 @@
 namespace podsim::topology {
 
 const char* to_string(Precision p) {
-  switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::tf32: return "tf32";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-    case Precision::fp8: return "fp8";
-  }
-  return "?";
+  return kPrecisionNames.name(p);
 }
 
 Precision parse_precision(const std::string& name) {
-  for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16, Precision::fp8})
-    if (name == to_string(p)) return p;
-  throw std::invalid_argument(
-      fmt::format("unknown precision '{}' (valid: fp32, tf32, fp16, bf16, fp8)", name));
+  return kPrecisionNames.parse_or_throw(name, "precision");
 }
 
 double bytes_per_element(Precision p) {
@@ -45,24 +35,11 @@ double DeviceSpec::peak(Precision p) const {
 }
 
 const char* to_string(LinkClass c) {
-  switch (c) {
-    case LinkClass::nvlink: return "nvlink";
-    case LinkClass::pcie: return "pcie";
-    case LinkClass::infiniband: return "infiniband";
-    case LinkClass::ethernet: return "ethernet";
-    case LinkClass::ici: return "ici";
-    case LinkClass::wafer_mesh: return "wafer_mesh";
-    case LinkClass::fabric: return "fabric";
-  }
-  return "?";
+  return kLinkClassNames.name(c);
 }
 
 LinkClass parse_link_class(const std::string& name) {
-  for (LinkClass c : {LinkClass::nvlink, LinkClass::pcie, LinkClass::infiniband, LinkClass::ethernet,
-                      LinkClass::ici, LinkClass::wafer_mesh, LinkClass::fabric})
-    if (name == to_string(c)) return c;
-  throw std::invalid_argument(fmt::format(
-      "unknown link class '{}' (valid: nvlink, pcie, infiniband, ethernet, ici, wafer_mesh, fabric)", name));
+  return kLinkClassNames.parse_or_throw(name, "link class");
 }
 
 bool is_inter_node(LinkClass c) {

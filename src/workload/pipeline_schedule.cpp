@@ -6,13 +6,7 @@
 namespace podsim::workload {
 
 const char* to_string(Schedule s) {
-  switch (s) {
-    case Schedule::none: return "none";
-    case Schedule::gpipe: return "gpipe";
-    case Schedule::one_f_one_b: return "1f1b";
-    case Schedule::interleaved: return "interleaved";
-  }
-  return "?";
+  return kScheduleNames.name(s);
 }
 
 namespace {

@@ -8,16 +8,25 @@
 #include <string>
 #include <vector>
 
+#include "podsim/core/names.hpp"
 #include "podsim/plan/flow.hpp"
 #include "podsim/topology/topology.hpp"
 
 namespace podsim::network {
 
 enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
+inline constexpr auto kCollectiveKindNames =
+    name_table<CollectiveKind>({{CollectiveKind::all_reduce, "all_reduce"},
+                                {CollectiveKind::all_gather, "all_gather"},
+                                {CollectiveKind::reduce_scatter, "reduce_scatter"},
+                                {CollectiveKind::all_to_all, "all_to_all"},
+                                {CollectiveKind::broadcast, "broadcast"},
+                                {CollectiveKind::send_recv, "send_recv"}});
+// Names, the collectives each plans and the planners: collective_registry.hpp.
 enum class Algorithm { ring, tree, hierarchical, direct };
 
 const char* to_string(CollectiveKind k);
-const char* to_string(Algorithm a);
+const char* to_string(Algorithm a);                        // from the registry
 CollectiveKind parse_collective(const std::string& name);  // throws std::invalid_argument
 Algorithm parse_algorithm(const std::string& name);        // throws std::invalid_argument
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "podsim/core/names.hpp"
 #include "podsim/plan/flow.hpp"
 
 namespace podsim::plan {
@@ -31,6 +32,15 @@ constexpr int kCategories = static_cast<int>(Category::count);
 constexpr Category kChargeOrder[kCategories] = {Category::compute,   Category::tp, Category::ep,
                                                 Category::optimizer, Category::pp, Category::stream,
                                                 Category::storage,   Category::dp};
+inline constexpr auto kCategoryNames = name_table<Category>({{Category::compute, "compute"},
+                                                             {Category::tp, "tp"},
+                                                             {Category::ep, "ep"},
+                                                             {Category::pp, "pp"},
+                                                             {Category::dp, "dp"},
+                                                             {Category::stream, "stream"},
+                                                             {Category::storage, "storage"},
+                                                             {Category::optimizer, "optimizer"}});
+static_assert(kCategoryNames.entries.size() == kCategories, "a name per Category");
 const char* to_string(Category c);    // "compute", "tp", ...
 const char* description(Category c);  // "exposed tensor-parallel comm", ...
 
@@ -66,11 +76,29 @@ enum class TaskKind : std::uint8_t {
   push,            // gradients pushed to servers
   count
 };
-inline constexpr const char* kTaskKindNames[] = {
-    "task",          "forward",        "backward",   "recompute", "transfer",      "gather", "call done",
-    "data-parallel", "embedding sync", "sync",       "optimizer", "weight stream", "dedup",  "ssd read",
-    "ssd write",     "dram load",      "dram merge", "host copy", "pull",          "push"};
-static_assert(std::size(kTaskKindNames) == static_cast<size_t>(TaskKind::count), "a name per TaskKind");
+inline constexpr auto kTaskKindNames = name_table<TaskKind>({
+    {TaskKind::none, "task"},
+    {TaskKind::forward, "forward"},
+    {TaskKind::backward, "backward"},
+    {TaskKind::recompute, "recompute"},
+    {TaskKind::transfer, "transfer"},
+    {TaskKind::gather, "gather"},
+    {TaskKind::call_done, "call done"},
+    {TaskKind::dp, "data-parallel"},
+    {TaskKind::embedding_sync, "embedding sync"},
+    {TaskKind::sync, "sync"},
+    {TaskKind::optimizer, "optimizer"},
+    {TaskKind::weight_stream, "weight stream"},
+    {TaskKind::dedup, "dedup"},
+    {TaskKind::ssd_read, "ssd read"},
+    {TaskKind::ssd_write, "ssd write"},
+    {TaskKind::dram_load, "dram load"},
+    {TaskKind::dram_merge, "dram merge"},
+    {TaskKind::host_copy, "host copy"},
+    {TaskKind::pull, "pull"},
+    {TaskKind::push, "push"},
+});
+static_assert(kTaskKindNames.entries.size() == static_cast<size_t>(TaskKind::count), "a name per TaskKind");
 const char* to_string(TaskKind k);  // "forward", "call done", ...
 
 struct Task {

@@ -6,13 +6,20 @@
 #include <map>
 #include <string>
 
+#include "podsim/core/names.hpp"
+
 namespace podsim::topology {
 
 enum class Precision { fp32, tf32, fp16, bf16, fp8 };
+inline constexpr auto kPrecisionNames = name_table<Precision>({{Precision::fp32, "fp32"},
+                                                               {Precision::tf32, "tf32"},
+                                                               {Precision::fp16, "fp16"},
+                                                               {Precision::bf16, "bf16"},
+                                                               {Precision::fp8, "fp8"}});
 
 const char* to_string(Precision p);
 Precision parse_precision(const std::string& name);  // throws std::invalid_argument
-double bytes_per_element(Precision p);                // 4 for fp32/tf32, 2 for fp16/bf16, 1 for fp8
+double bytes_per_element(Precision p);               // 4 for fp32/tf32, 2 for fp16/bf16, 1 for fp8
 
 struct DeviceSpec {
   std::string name;

@@ -19,6 +19,13 @@ struct WaferClusterSpec;  // topology/wafer_cluster.hpp
 // Links are grouped into classes because calibration (achieved bandwidth, per-hop latency of collectives)
 // is measured per class, e.g. NCCL on NVLink vs on InfiniBand.
 enum class LinkClass { nvlink, pcie, infiniband, ethernet, ici, wafer_mesh, fabric };
+inline constexpr auto kLinkClassNames = name_table<LinkClass>({{LinkClass::nvlink, "nvlink"},
+                                                               {LinkClass::pcie, "pcie"},
+                                                               {LinkClass::infiniband, "infiniband"},
+                                                               {LinkClass::ethernet, "ethernet"},
+                                                               {LinkClass::ici, "ici"},
+                                                               {LinkClass::wafer_mesh, "wafer_mesh"},
+                                                               {LinkClass::fabric, "fabric"}});
 const char* to_string(LinkClass c);
 LinkClass parse_link_class(const std::string& name);  // throws std::invalid_argument
 bool is_inter_node(LinkClass c);

@@ -6,9 +6,15 @@
 
 #include <vector>
 
+#include "podsim/core/names.hpp"
+
 namespace podsim::workload {
 
 enum class Schedule { none, gpipe, one_f_one_b, interleaved };
+inline constexpr auto kScheduleNames = name_table<Schedule>({{Schedule::none, "none"},
+                                                             {Schedule::gpipe, "gpipe"},
+                                                             {Schedule::one_f_one_b, "1f1b"},
+                                                             {Schedule::interleaved, "interleaved"}});
 const char* to_string(Schedule s);  // "gpipe", "1f1b", ...
 
 enum class Pass { forward, backward };

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "podsim/core/config_choice.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/workload/bounded_reads.hpp"
@@ -72,7 +73,9 @@ GShardConfig read_gshard_workload(const ConfigNode& root, int topology_devices) 
   ConfigNode train = root.child("training");
   w.batch_tokens = train.positive_integer("batch_tokens");
   try {
-    w.precision = topology::parse_precision(train.choice_or("precision", {"fp32", "bf16", "fp16"}, "bf16"));
+    w.precision = choice_or(train, "precision", topology::kPrecisionNames,
+                            {topology::Precision::fp32, topology::Precision::bf16, topology::Precision::fp16},
+                            topology::Precision::bf16);
   } catch (const std::invalid_argument& e) {
     train.fail("precision", e.what());
   }

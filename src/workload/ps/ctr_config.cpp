@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "podsim/core/config_choice.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/workload/bounded_reads.hpp"
 
@@ -78,8 +79,10 @@ CtrWorkload read_ctr_workload(const ConfigNode& root, const std::string& file) {
   w.training.batch_per_gpu = int_in(tr, "batch_per_gpu", 1, kMaxBatch);
   w.training.batch_per_cpu_node = int_in_or(tr, "batch_per_cpu_node", 1, kMaxBatch, w.training.batch_per_gpu);
   w.training.minibatches_per_batch = int_in_or_auto(tr, "minibatches_per_batch", 1, kMaxMinibatches, 0);
-  std::string precision = tr.choice_or("precision", {"fp32", "tf32", "fp16", "bf16"}, "fp32");
-  w.training.precision = topology::parse_precision(precision);
+  using topology::Precision;
+  w.training.precision =
+      choice_or(tr, "precision", topology::kPrecisionNames,
+                {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16}, Precision::fp32);
   w.training.dense_optimizer_bytes_per_param = tr.non_negative_or("dense_optimizer_bytes_per_param", 8);
   tr.reject_unknown_keys();
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 
+#include "podsim/network/collective_registry.hpp"
 #include "podsim/network/link_load.hpp"
 
 namespace podsim::workload {
@@ -12,8 +13,7 @@ AllReducePlan fastest_all_reduce(const topology::Topology& topo, const std::vect
                                  double bytes) {
   AllReducePlan best;
   double best_time = std::numeric_limits<double>::infinity();
-  for (auto algorithm :
-       {network::Algorithm::ring, network::Algorithm::tree, network::Algorithm::hierarchical}) {
+  for (auto algorithm : network::algorithms_for(network::CollectiveKind::all_reduce)) {
     network::Collective c;
     c.kind = network::CollectiveKind::all_reduce;
     c.group = group;

@@ -4,8 +4,10 @@
 
 #include <vector>
 
+#include "podsim/core/config_choice.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/network/collective_registry.hpp"
 #include "podsim/workload/bounded_reads.hpp"
 
 namespace podsim::workload {
@@ -23,21 +25,11 @@ std::string divisors_up_to(long long n, long long limit) {
 }  // namespace
 
 const char* to_string(GradAccumulation g) {
-  switch (g) {
-    case GradAccumulation::fp32: return "fp32";
-    case GradAccumulation::same: return "same";
-    case GradAccumulation::fused: return "fused";
-  }
-  return "?";
+  return kGradAccumulationNames.name(g);
 }
 
 const char* to_string(Recompute r) {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-  }
-  return "?";
+  return kRecomputeNames.name(r);
 }
 
 ModelConfig read_model_section(const ConfigNode& model, const std::string& name) {
@@ -55,8 +47,7 @@ ModelConfig read_model_section(const ConfigNode& model, const std::string& name)
 
 topology::Precision read_precision(const ConfigNode& train) {
   try {
-    return topology::parse_precision(
-        train.choice_or("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "bf16"));
+    return choice_or(train, "precision", topology::kPrecisionNames, topology::Precision::bf16);
   } catch (const std::invalid_argument& e) {
     train.fail("precision", e.what());
   }
@@ -73,10 +64,7 @@ void check_precision_on_device(const ConfigNode& train, topology::Precision prec
 }
 
 Recompute read_recompute(const ConfigNode& train) {
-  std::string recompute = train.choice_or("recompute", {"none", "selective", "full"}, "none");
-  return recompute == "full"        ? Recompute::full
-         : recompute == "selective" ? Recompute::selective
-                                    : Recompute::none;
+  return choice_or(train, "recompute", kRecomputeNames, Recompute::none);
 }
 
 double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision) {
@@ -85,10 +73,7 @@ double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision preci
 }
 
 GradAccumulation read_grad_accumulation(const ConfigNode& train) {
-  std::string accumulation = train.choice_or("grad_accumulation", {"fp32", "same", "fused"}, "fp32");
-  return accumulation == "same"    ? GradAccumulation::same
-         : accumulation == "fused" ? GradAccumulation::fused
-                                   : GradAccumulation::fp32;
+  return choice_or(train, "grad_accumulation", kGradAccumulationNames, GradAccumulation::fp32);
 }
 
 WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, int devices_per_node) {
@@ -100,10 +85,9 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.parallel.tp = static_cast<int>(par.integer_in_or("tp", 1, 1 << 20, 1));
   w.parallel.pp = static_cast<int>(par.integer_in_or("pp", 1, 1 << 20, 1));
   w.parallel.dp = int_in_or_auto(par, "dp", 1, 1 << 30, 0);
-  std::string schedule = par.choice_or("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b");
-  w.parallel.schedule = schedule == "gpipe"         ? Schedule::gpipe
-                        : schedule == "interleaved" ? Schedule::interleaved
-                                                    : Schedule::one_f_one_b;
+  w.parallel.schedule =
+      choice_or(par, "schedule", kScheduleNames,
+                {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved}, Schedule::one_f_one_b);
   // Virtual stages are model chunks of the interleaved schedule only: `auto` means 1 for gpipe and 1f1b,
   // which run one chunk per stage (an explicit value above 1 with them fails in validation).
   bool interleaved = w.parallel.schedule == Schedule::interleaved;
@@ -122,7 +106,9 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
                    "the gradient bucket of the overlapped data-parallel reduction, in MB (PyTorch DDP "
                    "uses 25, Megatron-LM 40)") *
       1e6;
-  w.parallel.dp_algorithm = par.choice_or("dp_algorithm", {"ring", "tree", "hierarchical"}, "ring");
+  w.parallel.dp_algorithm =
+      par.choice_or("dp_algorithm", network::algorithm_names(network::CollectiveKind::all_reduce),
+                    network::to_string(network::Algorithm::ring));
   par.reject_unknown_keys();
 
   ConfigNode train = root.child("training");

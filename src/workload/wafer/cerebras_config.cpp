@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "podsim/core/config_choice.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/network/collective_registry.hpp"
 #include "podsim/topology/wafer_cluster.hpp"
 #include "podsim/workload/bounded_reads.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
@@ -36,8 +38,10 @@ void read_parallel(const ConfigNode& par, int systems, CerebrasWorkload& out) {
                                "--set topology.systems=N (1..192) or use dp=auto",
                                systems));
   if (dp != 0 && dp != systems) out.ignored_parallel.push_back(fmt::format("dp={}", dp));
-  std::string schedule = par.choice_or("schedule", {"gpipe", "1f1b", "interleaved"}, "1f1b");
-  check("schedule", schedule == "1f1b", schedule);
+  Schedule schedule =
+      choice_or(par, "schedule", kScheduleNames,
+                {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved}, Schedule::one_f_one_b);
+  check("schedule", schedule == Schedule::one_f_one_b, to_string(schedule));
   long long v = par.positive_integer_or_auto("virtual_stages", 1);
   check("virtual_stages", v == 1, v == 0 ? "auto" : std::to_string(v));
   bool sp = par.boolean_or("sequence_parallel", false);
@@ -50,20 +54,17 @@ void read_parallel(const ConfigNode& par, int systems, CerebrasWorkload& out) {
   check("dp_overlap", overlap, "false");
   double bucket = par.positive_or("dp_bucket_MB", 25);
   check("dp_bucket_MB", bucket == 25, fmt::format("{}", bucket));
-  std::string algo = par.choice_or("dp_algorithm", {"ring", "tree", "hierarchical"}, "ring");
-  check("dp_algorithm", algo == "ring", algo);
+  std::string algo =
+      par.choice_or("dp_algorithm", network::algorithm_names(network::CollectiveKind::all_reduce),
+                    network::to_string(network::Algorithm::ring));
+  check("dp_algorithm", algo == network::to_string(network::Algorithm::ring), algo);
   par.reject_unknown_keys();
 }
 
 }  // namespace
 
 const char* to_string(ExecutionMode m) {
-  switch (m) {
-    case ExecutionMode::auto_select: return "auto";
-    case ExecutionMode::layer_pipelined: return "layer_pipelined";
-    case ExecutionMode::weight_streaming: return "weight_streaming";
-  }
-  return "?";
+  return kExecutionModeNames.name(m);
 }
 
 CerebrasWorkload read_cerebras_workload(const ConfigNode& root, const topology::Topology& topo) {
@@ -99,11 +100,7 @@ CerebrasWorkload read_cerebras_workload(const ConfigNode& root, const topology::
   w.training.recompute = read_recompute(train);
   w.training.grad_reduce_bytes = read_grad_reduce_bytes(train, w.training.precision);
   read_grad_accumulation(train);  // checked, not applied: GPU-only, MemoryX accumulates
-  std::string mode =
-      train.choice_or("execution_mode", {"auto", "layer_pipelined", "weight_streaming"}, "auto");
-  out.mode = mode == "layer_pipelined"    ? ExecutionMode::layer_pipelined
-             : mode == "weight_streaming" ? ExecutionMode::weight_streaming
-                                          : ExecutionMode::auto_select;
+  out.mode = choice_or(train, "execution_mode", kExecutionModeNames, ExecutionMode::auto_select);
   train.reject_unknown_keys();
 
   if (w.training.global_batch % systems)

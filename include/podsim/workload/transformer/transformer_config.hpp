@@ -19,10 +19,14 @@ struct ModelConfig {
 };
 
 enum class Recompute { none, selective, full };
+inline constexpr auto kRecomputeNames = name_table<Recompute>(
+    {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}});
 // How weight gradients of successive microbatches are summed: into an fp32 main_grad buffer by a separate
 // kernel (Megatron's local DDP), in place in the parameter's precision (PyTorch DDP), or inside the weight-
 // gradient GEMM (Megatron's gradient_accumulation_fusion).
 enum class GradAccumulation { fp32, same, fused };
+inline constexpr auto kGradAccumulationNames = name_table<GradAccumulation>(
+    {{GradAccumulation::fp32, "fp32"}, {GradAccumulation::same, "same"}, {GradAccumulation::fused, "fused"}});
 
 const char* to_string(Recompute r);
 const char* to_string(GradAccumulation g);

@@ -17,6 +17,10 @@
 namespace podsim::workload {
 
 enum class ExecutionMode { auto_select, layer_pipelined, weight_streaming };
+inline constexpr auto kExecutionModeNames =
+    name_table<ExecutionMode>({{ExecutionMode::auto_select, "auto"},
+                               {ExecutionMode::layer_pipelined, "layer_pipelined"},
+                               {ExecutionMode::weight_streaming, "weight_streaming"}});
 const char* to_string(ExecutionMode m);
 
 struct CerebrasWorkload {

@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 
 #include "podsim/cli/commands.hpp"
 #include "podsim/cli/topology_sets.hpp"

@@ -18,6 +18,7 @@
 #include "test_helpers.hpp"
 
 using namespace podsim;
+using podsim::testing::error_of;
 using namespace podsim::calibration;
 
 namespace {
@@ -31,17 +32,6 @@ std::string slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// The message of the InputError `f` throws ("" when it throws none).
-template <typename F>
-std::string input_error(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // nccl-tests' number format (src/util.cu getFloatStr): the most decimals that fit the column.
@@ -127,14 +117,14 @@ TEST(CalibNcclTestsLog, BadLogsGetErrorsNamingFileLineAndFix) {
   size_t row = truncated.find("        1024           256");
   truncated.replace(row, truncated.find('\n', row) - row,
                     "        1024           256     float     sum      -1    11.8");
-  auto msg = input_error([&] { parse_nccl_tests_log(truncated, "ar.log"); });
+  auto msg = error_of([&] { parse_nccl_tests_log(truncated, "ar.log"); });
   EXPECT_NE(msg.find(fmt::format("ar.log:{}:", line_of(truncated, "        1024           256"))),
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
   // Sizes that go down: two runs pasted into one table.
   std::string pasted = good + good.substr(good.find("           8             2"));
-  msg = input_error([&] { parse_nccl_tests_log(pasted, "ar.log"); });
+  msg = error_of([&] { parse_nccl_tests_log(pasted, "ar.log"); });
   EXPECT_NE(msg.find("does not increase"), std::string::npos) << msg;
   EXPECT_NE(msg.find("ar.log:"), std::string::npos) << msg;
   // No Rank lines: the number of GPUs is unknown.
@@ -142,38 +132,37 @@ TEST(CalibNcclTestsLog, BadLogsGetErrorsNamingFileLineAndFix) {
   std::istringstream in(good);
   for (std::string l; std::getline(in, l);)
     if (l.find("#  Rank") != 0) no_ranks += l + "\n";
-  msg = input_error([&] { parse_nccl_tests_log(no_ranks, "ar.log"); });
+  msg = error_of([&] { parse_nccl_tests_log(no_ranks, "ar.log"); });
   EXPECT_NE(msg.find("Rank"), std::string::npos) << msg;
   // A time that is not a number.
   std::string garbled = good;
   garbled.replace(garbled.find("11.84"), 5, "11,84");
-  msg = input_error([&] { parse_nccl_tests_log(garbled, "ar.log"); });
+  msg = error_of([&] { parse_nccl_tests_log(garbled, "ar.log"); });
   EXPECT_NE(msg.find("time"), std::string::npos) << msg;
   // Not an nccl-tests log at all, and a collective podsim does not model.
-  EXPECT_NE(input_error([] { parse_nccl_tests_log("hello\n", "x.log"); }).find("no nccl-tests result table"),
+  EXPECT_NE(error_of([] { parse_nccl_tests_log("hello\n", "x.log"); }).find("no nccl-tests result table"),
             std::string::npos);
   std::string hypercube = good;
   hypercube.replace(hypercube.find("all_reduce_perf"), 15, "hypercube_perf");
-  msg = input_error([&] { parse_nccl_tests_log(hypercube, "x.log"); });
+  msg = error_of([&] { parse_nccl_tests_log(hypercube, "x.log"); });
   EXPECT_NE(msg.find("--op"), std::string::npos) << msg;
-  EXPECT_NE(input_error([] { read_nccl_tests_log("/nonexistent/log"); }).find("cannot open"),
-            std::string::npos);
+  EXPECT_NE(error_of([] { read_nccl_tests_log("/nonexistent/log"); }).find("cannot open"), std::string::npos);
 }
 
 TEST(CalibMeasurementsCsv, BadCsvGetsErrorsNamingFileLineAndColumns) {
   const std::string header = "shape_class,dtype,m,n,k,batch,median_time_us\n";
-  auto msg = input_error(
+  auto msg = error_of(
       [] { parse_gemm_measurements("shape_class,dtype,m,n,k,batch\nsquare,bf16,1,1,1,1\n", "g.csv"); });
   EXPECT_NE(msg.find("g.csv: missing column 'median_time_us'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("calib-gemm writes"), std::string::npos) << msg;
-  msg = input_error([&] {
+  msg = error_of([&] {
     parse_gemm_measurements(header + "square,bf16,1024,1024,1024,1,12.5\nsquare,bf16,2048\n", "g.csv");
   });
   EXPECT_NE(msg.find("g.csv:3:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
-  msg = input_error([&] { parse_gemm_measurements(header + "square,bf16,1024,1024,1024,1,-3\n", "g.csv"); });
+  msg = error_of([&] { parse_gemm_measurements(header + "square,bf16,1024,1024,1024,1,-3\n", "g.csv"); });
   EXPECT_NE(msg.find("g.csv:2: column 'median_time_us' must be more than 0"), std::string::npos) << msg;
-  msg = input_error([] {
+  msg = error_of([] {
     parse_memory_measurements("kernel,bytes,median_time_us\ncopy,1000,2\ncopy,4000,3\ncopy,2000,2.5\n",
                               "m.csv");
   });
@@ -268,12 +257,12 @@ TEST(CalibFabricFit, ImportsTheHandWrittenDgxA100Logs) {
 TEST(CalibFabricFit, LogsThatDoNotFitTheTopologyAreRejected) {
   auto topo = podsim::testing::preset("dgx-a100-superpod");
   auto logs = read_nccl_tests_log(data_path("all_reduce_perf.dgx-a100.2node.log"));
-  auto msg = input_error([&] {
+  auto msg = error_of([&] {
     fit::measured_collective(podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1"}}), logs[0]);
   });
   EXPECT_NE(msg.find("topology.nodes=2"), std::string::npos) << msg;
   logs[0].ranks = 15;
-  msg = input_error([&] { fit::measured_collective(topo, logs[0]); });
+  msg = error_of([&] { fit::measured_collective(topo, logs[0]); });
   EXPECT_NE(msg.find("same number"), std::string::npos) << msg;
 }
 
@@ -313,7 +302,7 @@ TEST(CalibNcclTestsLog, ReadsCalibNcclCsv) {
   EXPECT_EQ(logs[1].op, "all_gather");
   EXPECT_EQ(logs[0].version, "NCCL 2.28.3");
   EXPECT_EQ(logs[0].hosts, std::vector<std::string>{"h200-a"});
-  auto msg = input_error([&] { parse_calib_nccl_csv(csv + "all_gather,8,1,32,8,0,0,5\n", "n.csv"); });
+  auto msg = error_of([&] { parse_calib_nccl_csv(csv + "all_gather,8,1,32,8,0,0,5\n", "n.csv"); });
   EXPECT_NE(msg.find("n.csv:9:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("does not increase"), std::string::npos) << msg;
 }

@@ -5,22 +5,12 @@
 #include "podsim/core/csv_table.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/core/text_input.hpp"
+#include "test_helpers.hpp"
 
 using podsim::ConfigNode;
 using podsim::InputError;
 
-namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-}  // namespace
+using podsim::testing::error_of;
 
 TEST(ConfigNode, SyntaxErrorNamesLineAndColumn) {
   std::string msg = error_of([] { ConfigNode::load_string("a: 1\nb: [1, 2\nc: 3\n", "bad.yaml"); });

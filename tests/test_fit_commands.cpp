@@ -11,19 +11,10 @@
 #include "test_helpers.hpp"
 
 using namespace podsim;
+using podsim::testing::error_of;
 using podsim::testing::source_path;
 
 namespace {
-
-template <typename F>
-std::string input_error(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 fit::DeviceFitRequest example_device_request() {
   fit::DeviceFitRequest req;
@@ -44,17 +35,17 @@ TEST(FitCommands, PeakTflopsInTeraFlops) {
 
 // A dtype podsim has no precision for used to get 2-byte operands silently; now it is named as bad input.
 TEST(FitCommands, PeakTflopsRejectsUnknownDtype) {
-  auto msg = input_error([] { fit::parse_peak_tflops({"int8=1979"}); });
+  auto msg = error_of([] { fit::parse_peak_tflops({"int8=1979"}); });
   EXPECT_NE(
       msg.find("--peak-tflops int8=1979: unknown precision 'int8' (valid: fp32, tf32, fp16, bf16, fp8)"),
       std::string::npos)
       << msg;
-  msg = input_error([] { fit::parse_peak_tflops({"bf16=-3"}); });
+  msg = error_of([] { fit::parse_peak_tflops({"bf16=-3"}); });
   EXPECT_NE(msg.find("expected DTYPE=TFLOPS"), std::string::npos) << msg;
 }
 
 TEST(FitCommands, DeviceFitNeedsDatasheetFacts) {
-  auto msg = input_error([] { fit::calibrate_device(example_device_request()); });
+  auto msg = error_of([] { fit::calibrate_device(example_device_request()); });
   EXPECT_NE(msg.find("calibrate fit needs the datasheet peaks, HBM bandwidth and SM count"),
             std::string::npos)
       << msg;

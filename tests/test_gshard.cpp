@@ -23,13 +23,8 @@ workload::GShardConfig config(const topology::Topology& topo, const workload::Ov
   return workload::read_gshard_workload(root, topo.device_count());
 }
 
-std::string error_of(const topology::Topology& topo, const workload::Overrides& sets) {
-  try {
-    config(topo, sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+std::string config_error(const topology::Topology& topo, const workload::Overrides& sets) {
+  return podsim::testing::error_of([&] { config(topo, sets); });
 }
 
 }  // namespace
@@ -124,23 +119,23 @@ TEST(GShard, RunsOnTpuAndGpuAndReportsTheAllToAllShare) {
 
 TEST(GShard, BadInputNamesTheField) {
   auto topo = preset("tpu-v3-pod", {{"dims", "[4,8]"}});  // 64 cores
-  std::string e = error_of(topo, {{"model.experts", "100"}});
+  std::string e = config_error(topo, {{"model.experts", "100"}});
   EXPECT_NE(e.find("model.experts"), std::string::npos) << e;
   EXPECT_NE(e.find("cannot be sharded over 64 devices"), std::string::npos) << e;
-  e = error_of(topo, {{"model.capacity_factor", "0"}});
+  e = config_error(topo, {{"model.capacity_factor", "0"}});
   EXPECT_NE(e.find("model.capacity_factor"), std::string::npos) << e;
-  e = error_of(topo, {{"model.capacity_factor", "-1.5"}});
+  e = config_error(topo, {{"model.capacity_factor", "-1.5"}});
   EXPECT_NE(e.find("more than 0"), std::string::npos) << e;
-  e = error_of(topo, {{"model.layers", "35"}});
+  e = config_error(topo, {{"model.layers", "35"}});
   EXPECT_NE(e.find("even"), std::string::npos) << e;
-  e = error_of(topo, {{"model.top_k", "3000"}});
+  e = config_error(topo, {{"model.top_k", "3000"}});
   EXPECT_NE(e.find("top_k"), std::string::npos) << e;
-  e = error_of(topo, {{"training.batch_tokens", "1000"}});
+  e = config_error(topo, {{"training.batch_tokens", "1000"}});
   EXPECT_NE(e.find("batch_tokens"), std::string::npos) << e;
-  e = error_of(topo, {{"parallel.devices", "128"}});
+  e = config_error(topo, {{"parallel.devices", "128"}});
   EXPECT_NE(e.find("topology has 64"), std::string::npos) << e;
-  EXPECT_TRUE(error_of(topo, {{"model.experts", "32"}}).empty());   // each expert on 2 devices
-  EXPECT_TRUE(error_of(topo, {{"model.experts", "128"}}).empty());  // 2 experts per device
+  EXPECT_TRUE(config_error(topo, {{"model.experts", "32"}}).empty());   // each expert on 2 devices
+  EXPECT_TRUE(config_error(topo, {{"model.experts", "128"}}).empty());  // 2 experts per device
 }
 
 // Issue 11: at capacity factor 0.001 model FLOPs still counted every token's top-2 experts while the
@@ -185,14 +180,14 @@ TEST(GShard, DroppedTokensAreNoModelFlops) {
 TEST(GShard, AbsurdCapacityFactorsAreRefused) {
   auto topo = preset("tpu-v3-pod", {{"dims", "[4,8]"}});
   for (const char* cf : {"1e300", "1001"}) {
-    std::string e = error_of(topo, {{"model.capacity_factor", cf}});
+    std::string e = config_error(topo, {{"model.capacity_factor", cf}});
     EXPECT_NE(e.find("model.capacity_factor"), std::string::npos) << cf << ": " << e;
     // 1e300 is refused by every numeric reader (beyond 1e15), 1001 by the capacity factor's own range.
     EXPECT_NE(e.find(std::string(cf) == "1e300" ? "out of range" : "at most 1000"), std::string::npos)
         << cf << ": " << e;
   }
-  EXPECT_EQ(error_of(topo, {{"model.capacity_factor", "1000"}}), "");
-  EXPECT_NE(error_of(topo, {{"model.top_k", "4294967298"}}).find("model.top_k"), std::string::npos);
+  EXPECT_EQ(config_error(topo, {{"model.capacity_factor", "1000"}}), "");
+  EXPECT_NE(config_error(topo, {{"model.top_k", "4294967298"}}).find("model.top_k"), std::string::npos);
 }
 
 // Issue 11: on a Cerebras cluster, MemoryX and SwarmX endpoints are device ranks that compute nothing;

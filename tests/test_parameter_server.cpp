@@ -70,13 +70,8 @@ CtrWorkload ctr_workload(Overrides sets = {}) {
   return read_ctr_workload(root, kWorkload);
 }
 
-std::string error_of(const topology::Topology& topo, Overrides sets) {
-  try {
-    model_on(topo, sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+std::string model_error(const topology::Topology& topo, Overrides sets) {
+  return podsim::testing::error_of([&] { model_on(topo, sets); });
 }
 
 }  // namespace
@@ -363,36 +358,36 @@ TEST(ParameterServer, MoreServersAndSteeperPopularityAreFaster) {
 
 TEST(ParameterServer, BadInputNamesTheField) {
   auto gpu = podsim::testing::preset("gpu-ps-4node");
-  std::string e = error_of(gpu, {{"ps.dram_cache_GiB", "4096"}});
+  std::string e = model_error(gpu, {{"ps.dram_cache_GiB", "4096"}});
   EXPECT_NE(e.find("ps.dram_cache_GiB"), std::string::npos) << e;
   EXPECT_NE(e.find("larger than its tier"), std::string::npos) << e;
   EXPECT_NE(e.find("1024 GiB"), std::string::npos) << e;
-  e = error_of(gpu, {{"model.zipf_exponent", "-0.5"}});
+  e = model_error(gpu, {{"model.zipf_exponent", "-0.5"}});
   EXPECT_NE(e.find("model.zipf_exponent"), std::string::npos) << e;
   EXPECT_NE(e.find("must be 0"), std::string::npos) << e;
-  e = error_of(gpu, {{"model.embedding.dimension", "0"}});
+  e = model_error(gpu, {{"model.embedding.dimension", "0"}});
   EXPECT_NE(e.find("model.embedding.dimension"), std::string::npos) << e;
   EXPECT_NE(e.find("at least 1"), std::string::npos) << e;
   // Issue 11: sizes narrowed to int wrapped around (dimension 1e9); they have ranges now.
-  e = error_of(gpu, {{"model.embedding.dimension", "1e9"}});
+  e = model_error(gpu, {{"model.embedding.dimension", "1e9"}});
   EXPECT_NE(e.find("model.embedding.dimension"), std::string::npos) << e;
   EXPECT_NE(e.find("at most 65536"), std::string::npos) << e;
-  e = error_of(gpu, {{"model.embedding.dimension", "65536"}, {"model.slots", "65536"}});
+  e = model_error(gpu, {{"model.embedding.dimension", "65536"}, {"model.slots", "65536"}});
   EXPECT_NE(e.find("model.slots"), std::string::npos) << e;
   EXPECT_NE(e.find("MLP input"), std::string::npos) << e;
-  e = error_of(gpu, {{"training.batch_per_gpu", "4294967296"}});
+  e = model_error(gpu, {{"training.batch_per_gpu", "4294967296"}});
   EXPECT_NE(e.find("training.batch_per_gpu"), std::string::npos) << e;
-  e = error_of(gpu, {{"model.mlp_hidden", "[1e12]"}});
+  e = model_error(gpu, {{"model.mlp_hidden", "[1e12]"}});
   EXPECT_NE(e.find("model.mlp_hidden"), std::string::npos) << e;
-  e = error_of(gpu, {{"training.precision", "bf16"}});
+  e = model_error(gpu, {{"training.precision", "bf16"}});
   EXPECT_NE(e.find("training.precision"), std::string::npos) << e;  // a V100 has no bf16 peak
   EXPECT_NE(e.find("fp16"), std::string::npos) << e;
-  e = error_of(gpu, {{"model.embedding.features", "1.5"}});
+  e = model_error(gpu, {{"model.embedding.features", "1.5"}});
   EXPECT_NE(e.find("model.embedding.features"), std::string::npos) << e;
-  e = error_of(gpu, {{"model.nonzeros_per_example", "10"}});
+  e = model_error(gpu, {{"model.nonzeros_per_example", "10"}});
   EXPECT_NE(e.find("model.nonzeros_per_example"), std::string::npos) << e;
   // A GPU cluster without host DRAM and SSD specs cannot run the hierarchical parameter server.
-  e = error_of(podsim::testing::preset("dgx-a100-superpod", {{"nodes", "4"}}), {});
+  e = model_error(podsim::testing::preset("dgx-a100-superpod", {{"nodes", "4"}}), {});
   EXPECT_NE(e.find("host_memory_GiB"), std::string::npos) << e;
   // Working sets that do not fit are reported, with what to change.
   auto model = model_on(gpu, {{"training.minibatches_per_batch", "100000"}});

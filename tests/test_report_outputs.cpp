@@ -11,10 +11,13 @@
 #include "podsim/core/error.hpp"
 #include "podsim/report/output_files.hpp"
 #include "podsim/report/writers.hpp"
+#include "test_helpers.hpp"
 
 namespace fs = std::filesystem;
 using podsim::InputError;
 using podsim::report::RunResult;
+
+using podsim::testing::error_of;
 
 namespace {
 
@@ -49,15 +52,6 @@ RunResult two_lane_result(bool ok) {
     r.status_detail = "host DRAM: does not fit";
   }
   return r;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 fs::path scratch(const std::string& name) {

@@ -11,13 +11,8 @@ using podsim::testing::preset;
 
 namespace {
 
-std::string error_of(const std::string& name, const topology::Overrides& sets) {
-  try {
-    preset(name, sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+std::string preset_error(const std::string& name, const topology::Overrides& sets) {
+  return podsim::testing::error_of([&] { preset(name, sets); });
 }
 
 }  // namespace
@@ -87,16 +82,16 @@ TEST(Torus, BisectionMatchesThePublishedPodFigure) {
 }
 
 TEST(Torus, BadInputNamesTheFieldAndWhatIsValid) {
-  std::string e = error_of("tpu-v3-pod", {{"dims", "[64,32]"}});
+  std::string e = preset_error("tpu-v3-pod", {{"dims", "[64,32]"}});
   EXPECT_NE(e.find("dims"), std::string::npos) << e;
   EXPECT_NE(e.find("at most 32"), std::string::npos) << e;
-  e = error_of("tpu-v4-pod", {{"dims", "[4,6,8]"}});
+  e = preset_error("tpu-v4-pod", {{"dims", "[4,6,8]"}});
   EXPECT_NE(e.find("multiple of 4"), std::string::npos) << e;
-  e = error_of("tpu-v4-pod", {{"dims", "[4,4,4]"}, {"twisted", "true"}});
+  e = preset_error("tpu-v4-pod", {{"dims", "[4,4,4]"}, {"twisted", "true"}});
   EXPECT_NE(e.find("k x k x 2k"), std::string::npos) << e;
-  e = error_of("tpu-v3-pod", {{"dims", "[32]"}});
+  e = preset_error("tpu-v3-pod", {{"dims", "[32]"}});
   EXPECT_NE(e.find("2 dimensions"), std::string::npos) << e;
-  e = error_of("tpu-v3-pod", {{"ici.links_per_chip", "6"}});
+  e = preset_error("tpu-v3-pod", {{"ici.links_per_chip", "6"}});
   EXPECT_NE(e.find("4 ICI links"), std::string::npos) << e;
-  EXPECT_FALSE(error_of("tpu-v3-pod", {{"dims", "[0,4]"}}).empty());
+  EXPECT_FALSE(preset_error("tpu-v3-pod", {{"dims", "[0,4]"}}).empty());
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "podsim/cli/commands.hpp"
+#include "podsim/cli/topology_sets.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/driver/simulation.hpp"
 #include "podsim/engine/replay.hpp"
@@ -85,13 +86,7 @@ void add_collective_command(CLI::App& app) {
       "all_reduce, (n-1)/n for all_gather, reduce_scatter and all_to_all, 1 otherwise). 'bound by' names\n"
       "the most loaded link class.");
   cmd->callback([opt, devices, per_node_option = per_node] {
-    std::vector<std::pair<std::string, std::string>> t, w;
-    driver::split_sets(opt->sets, t, w);
-    if (!w.empty())
-      throw InputError(
-          fmt::format("--set workload.{}={}: a collective has no workload; only topology keys "
-                      "can be set, e.g. --set topology.nodes=16",
-                      w.front().first, w.front().second));
+    Overrides t = topology_sets_only(opt->sets, "a collective has no workload", 16);
     auto topo = topology::load_topology(opt->topology, t);
     network::Collective c;
     try {
@@ -163,17 +158,16 @@ void add_collective_command(CLI::App& app) {
     const char* algorithm = c.kind == network::CollectiveKind::all_to_all  ? "direct"
                             : c.kind == network::CollectiveKind::send_recv ? "point-to-point"
                                                                            : network::to_string(c.algorithm);
-    std::printf("# podsim collective: %s (%s) over %d ranks of %s (%d per node)\n",
-                network::to_string(c.kind), algorithm, static_cast<int>(c.group.size()), topo.name.c_str(),
-                per_node);
-    std::printf("# %12s %14s %12s %12s %12s  %s\n", "size", "size(B)", "time(us)", "algbw(GB/s)",
-                "busbw(GB/s)", "bound by");
+    fmt::print("# podsim collective: {} ({}) over {} ranks of {} ({} per node)\n", network::to_string(c.kind),
+               algorithm, static_cast<int>(c.group.size()), topo.name, per_node);
+    fmt::print("# {:>12} {:>14} {:>12} {:>12} {:>12}  {}\n", "size", "size(B)", "time(us)", "algbw(GB/s)",
+               "busbw(GB/s)", "bound by");
     for (size_t i = 0; i < sizes.size(); ++i) {
       double time = result.tasks[i].end - result.tasks[i].start;
       double algbw = time > 0 ? sizes[i] / time / 1e9 : 0;
       double busbw = algbw * network::bus_factor(c.kind, static_cast<int>(c.group.size()));
-      std::printf("  %12s %14.0f %12.2f %12.2f %12.2f  %s\n", size_text(sizes[i]).c_str(), sizes[i],
-                  time * 1e6, algbw, busbw, bound[i].c_str());
+      fmt::print("  {:>12} {:14.0f} {:12.2f} {:12.2f} {:12.2f}  {}\n", size_text(sizes[i]), sizes[i],
+                 time * 1e6, algbw, busbw, bound[i]);
     }
   });
 }

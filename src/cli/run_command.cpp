@@ -61,10 +61,10 @@ void add_run_command(CLI::App& app) {
     bool tty = ::isatty(2) && !opt->quiet;
     auto started = std::chrono::steady_clock::now();
     auto progress = [tty](const std::string& msg) {
-      if (tty) std::fprintf(stderr, "\r\033[K%s", msg.c_str());
+      if (tty) fmt::print(stderr, "\r\033[K{}", msg);
     };
     report::RunResult r = driver::simulate(opt->request, progress);
-    if (tty) std::fprintf(stderr, "\r\033[K");
+    if (tty) fmt::print(stderr, "\r\033[K");
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::vector<std::string> written;
     if (!opt->out.empty()) {
@@ -83,25 +83,27 @@ void add_run_command(CLI::App& app) {
             fmt::format("--trace {}: nothing to trace, the run's status is {}", opt->trace, r.status));
     };
     if (opt->quiet) return untraceable();
-    std::fputs(report::human_summary(r).c_str(), stdout);
-    if (!r.search_log.empty())
-      std::printf(r.ok() ? "  settings     chose the fastest of %zu candidate settings (see result.json)\n"
-                         : "  settings     none of the %zu candidate settings fits (see result.json)\n",
-                  r.search_log.size());
+    fmt::print("{}", report::human_summary(r));
+    if (!r.search_log.empty() && r.ok())
+      fmt::print("  settings     chose the fastest of {} candidate settings (see result.json)\n",
+                 r.search_log.size());
+    else if (!r.search_log.empty())
+      fmt::print("  settings     none of the {} candidate settings fits (see result.json)\n",
+                 r.search_log.size());
     if (r.ok())
-      std::printf(
-          "  simulated    %zu tasks, %lld network phases (%lld through SimGrid, the rest alone on their "
+      fmt::print(
+          "  simulated    {} tasks, {} network phases ({} through SimGrid, the rest alone on their "
           "links in closed form) "
-          "in %.2f s of wall time\n",
+          "in {:.2f} s of wall time\n",
           r.plan.graph.tasks.size(),
           r.replay.closed_form_phases + r.replay.simgrid_activities - r.replay.handed_over_phases,
           r.replay.simgrid_activities, wall);
     if (!written.empty()) {  // exactly the files this run wrote
       std::string list;
       for (size_t i = 0; i < written.size(); ++i) list += (i ? ", " : "") + written[i];
-      std::printf("  wrote        %s/%s\n", opt->out.c_str(), list.c_str());
+      fmt::print("  wrote        {}/{}\n", opt->out, list);
     }
-    if (traced) std::printf("  trace        %s\n", opt->trace.c_str());
+    if (traced) fmt::print("  trace        {}\n", opt->trace);
     std::fflush(stdout);
     untraceable();
   });

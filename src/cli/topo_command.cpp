@@ -1,11 +1,11 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 
 #include "podsim/cli/commands.hpp"
-#include "podsim/driver/simulation.hpp"
+#include "podsim/cli/topology_sets.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
 #include "podsim/topology/describe.hpp"
 #include "podsim/topology/loader.hpp"
 
@@ -24,15 +24,9 @@ void add_topo_command(CLI::App& app) {
   describe->add_option("file", opt->file, "Topology YAML")->required();
   describe->add_option("--set,-s", opt->sets, "Override a key, e.g. --set topology.nodes=64 (repeatable)");
   describe->callback([opt] {
-    std::vector<std::pair<std::string, std::string>> t, w;
-    driver::split_sets(opt->sets, t, w);
-    if (!w.empty())
-      throw InputError(
-          fmt::format("--set workload.{}={}: topo describe reads no workload; only topology "
-                      "keys can be set, e.g. --set topology.nodes=64",
-                      w.front().first, w.front().second));
+    Overrides t = topology_sets_only(opt->sets, "topo describe reads no workload", 64);
     auto topology = topology::load_topology(opt->file, t);
-    std::fputs(topology::describe(topology).c_str(), stdout);
+    fmt::print("{}", topology::describe(topology));
   });
 }
 

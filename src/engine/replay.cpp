@@ -2,12 +2,10 @@
 
 #include <fmt/format.h>
 #include <pthread.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <xbt/log.h>
 
-#include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -17,8 +15,11 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "podsim/core/error.hpp"
 #include "platform.hpp"
+#include "podsim/core/byte_stream.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/core/subprocess.hpp"
+#include "podsim/plan/phase_cost.hpp"
 
 namespace podsim::engine {
 namespace {
@@ -52,7 +53,6 @@ class Replayer {
     out_.tasks.assign(n, {});
     users_.assign(topo.links.size() * 2, 0);
     alone_owner_.assign(topo.links.size() * 2, -1);
-    load_.assign(topo.links.size() * 2, 0.0);
   }
 
   void run() {
@@ -145,34 +145,15 @@ class Replayer {
       return;
     }
     const auto& phase = graph_.plans[t.plan][k];
-    // Bytes per link direction and the largest route latency: the phase's closed form on an idle network.
-    std::vector<int> touched;
-    double wire = 0;
-    for (const auto& f : phase.flows) {
-      if (f.src == f.dst || f.bytes <= 0) continue;
-      route_.clear();
-      topo_.router().route(topo_.device_vertex[f.src], topo_.device_vertex[f.dst], route_);
-      double latency = 0;
-      for (const auto& hop : route_) {
-        int ld = hop.link * 2 + (hop.forward ? 0 : 1);
-        if (load_[ld] == 0) touched.push_back(ld);
-        load_[ld] += f.bytes;
-        latency += topo_.links[hop.link].latency;
-      }
-      wire = std::max(wire, latency);
-    }
-    double transfer = 0;
-    for (int ld : touched) {
-      transfer = std::max(transfer, load_[ld] / topo_.links[ld / 2].effective_bandwidth());
-      load_[ld] = 0;
-    }
+    // The phase's closed form on an idle network: its link directions, bytes-bound time and route latency.
+    plan::PhaseLoad load = plan::phase_load(topo_, phase, scratch_);
     int fid = new_flight();
     Flight& fl = flights_[fid];
     fl.task = id;
     fl.phase = k;
-    fl.transfer = transfer;
-    fl.link_dirs = std::move(touched);
-    double latency = phase.latency + (fl.link_dirs.empty() ? 0 : wire);
+    fl.transfer = load.transfer;
+    fl.link_dirs = std::move(load.link_dirs);
+    double latency = phase.latency + (fl.link_dirs.empty() ? 0 : load.wire_latency);
     if (latency > 0) {
       timers_.push({sg4::Engine::get_clock() + latency, seq_++, TimerKind::latency_done, fid, 0});
       return;
@@ -295,10 +276,9 @@ class Replayer {
   long long seq_ = 0;
   std::vector<Flight> flights_;
   std::vector<int> free_flights_;
-  std::vector<int> users_;        // per link direction: flights using it
-  std::vector<int> alone_owner_;  // per link direction: the closed-form flight on it, or -1
-  std::vector<double> load_;      // scratch: bytes per link direction of the phase being launched
-  topology::Route route_;
+  std::vector<int> users_;          // per link direction: flights using it
+  std::vector<int> alone_owner_;    // per link direction: the closed-form flight on it, or -1
+  plan::PhaseLoadScratch scratch_;  // buffers of the closed-form cost of the phase being launched
   std::vector<sg4::ActivityPtr> running_;
   std::vector<int> running_flight_;
   std::vector<sg4::Host*> hosts_;
@@ -306,27 +286,49 @@ class Replayer {
   size_t done_ = 0;
 };
 
-void write_all(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) _exit(3);
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
+// What the replay's child process sends its parent: a version tag, then either the result or the
+// message of the exception that stopped it. Both sides are the same build, so plain bytes are exact.
+constexpr std::uint32_t kWireVersion = 0x50535231;  // "PSR1"
+enum class WireStatus : std::uint8_t { result = 0, error = 1 };
+
+std::string encode_result(const ReplayResult& r) {
+  ByteWriter w;
+  w.put(kWireVersion);
+  w.put(WireStatus::result);
+  w.put(r.makespan);
+  w.put(r.simgrid_activities);
+  w.put(r.closed_form_phases);
+  w.put(r.handed_over_phases);
+  w.put(r.hosts);
+  w.put(r.links);
+  w.put_vector(r.tasks);
+  return w.take();
 }
 
-bool read_all(int fd, void* data, size_t size) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = ::read(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
+std::string encode_error(const std::string& message) {
+  ByteWriter w;
+  w.put(kWireVersion);
+  w.put(WireStatus::error);
+  w.put_string(message);
+  return w.take();
+}
+
+ReplayResult decode_result(const std::string& bytes) {
+  ByteReader in(bytes);
+  if (in.get<std::uint32_t>() != kWireVersion)
+    throw std::runtime_error("simulation process sent a result of another format");
+  if (in.get<WireStatus>() == WireStatus::error)
+    throw std::runtime_error("simulation failed: " + in.get_string());
+  ReplayResult r;
+  r.makespan = in.get<double>();
+  r.simgrid_activities = in.get<long long>();
+  r.closed_form_phases = in.get<long long>();
+  r.handed_over_phases = in.get<long long>();
+  r.hosts = in.get<int>();
+  r.links = in.get<int>();
+  r.tasks = in.get_vector<TaskTimes>();
+  if (!in.at_end()) throw std::runtime_error("simulation process sent a result of another format");
+  return r;
 }
 
 }  // namespace
@@ -453,71 +455,19 @@ void check_replayable(const topology::Topology& topo, const TaskGraph& graph) {
 
 ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph, const ReplayOptions& options) {
   check_replayable(topo, graph);
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    ::close(fds[0]);
-    int status = 0;
+  ChildOutcome child = run_in_child([&] {
     try {
-      ReplayResult r = replay_in_process(topo, graph, options);
-      long long n = static_cast<long long>(r.tasks.size());
-      write_all(fds[1], &status, sizeof status);
-      write_all(fds[1], &r.makespan, sizeof r.makespan);
-      write_all(fds[1], &r.simgrid_activities, sizeof r.simgrid_activities);
-      write_all(fds[1], &r.closed_form_phases, sizeof r.closed_form_phases);
-      write_all(fds[1], &r.handed_over_phases, sizeof r.handed_over_phases);
-      write_all(fds[1], &r.hosts, sizeof r.hosts);
-      write_all(fds[1], &r.links, sizeof r.links);
-      write_all(fds[1], &n, sizeof n);
-      write_all(fds[1], r.tasks.data(), sizeof(TaskTimes) * r.tasks.size());
+      return encode_result(replay_in_process(topo, graph, options));
     } catch (const std::exception& e) {
-      status = 1;
-      std::string msg = e.what();
-      long long len = static_cast<long long>(msg.size());
-      write_all(fds[1], &status, sizeof status);
-      write_all(fds[1], &len, sizeof len);
-      write_all(fds[1], msg.data(), msg.size());
+      return encode_error(e.what());
     }
-    ::close(fds[1]);
-    _exit(0);
-  }
-  ::close(fds[1]);
-  ReplayResult r;
-  int status = -1;
-  bool ok = read_all(fds[0], &status, sizeof status);
-  std::string error;
-  if (ok && status == 0) {
-    long long n = 0;
-    ok = read_all(fds[0], &r.makespan, sizeof r.makespan) &&
-         read_all(fds[0], &r.simgrid_activities, sizeof r.simgrid_activities) &&
-         read_all(fds[0], &r.closed_form_phases, sizeof r.closed_form_phases) &&
-         read_all(fds[0], &r.handed_over_phases, sizeof r.handed_over_phases) &&
-         read_all(fds[0], &r.hosts, sizeof r.hosts) && read_all(fds[0], &r.links, sizeof r.links) &&
-         read_all(fds[0], &n, sizeof n);
-    if (ok) {
-      r.tasks.resize(static_cast<size_t>(n));
-      ok = read_all(fds[0], r.tasks.data(), sizeof(TaskTimes) * r.tasks.size());
-    }
-  } else if (ok) {
-    long long len = 0;
-    if (read_all(fds[0], &len, sizeof len)) {
-      error.resize(static_cast<size_t>(len));
-      read_all(fds[0], error.data(), error.size());
-    }
-  }
-  ::close(fds[0]);
-  int wstatus = 0;
-  ::waitpid(pid, &wstatus, 0);
-  if (!error.empty()) throw std::runtime_error("simulation failed: " + error);
-  if (!ok) {
-    if (WIFSIGNALED(wstatus))
-      throw std::runtime_error(fmt::format("simulation process died with signal {}", WTERMSIG(wstatus)));
+  });
+  if (!child.complete) {
+    if (child.signal != 0)
+      throw std::runtime_error(fmt::format("simulation process died with signal {}", child.signal));
     throw std::runtime_error("simulation process ended without a result");
   }
-  return r;
+  return decode_result(child.bytes);
 }
 
 }  // namespace podsim::engine

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "podsim/core/units.hpp"
 #include "podsim/report/writers.hpp"
 
 extern const unsigned char podsim_chartjs[];
@@ -276,7 +277,6 @@ std::string run_report_html(const RunResult& r) {
     nlohmann::json idle = nlohmann::json::array();
     for (const auto& s : r.stages) idle.push_back(s.idle);
     categories.push_back({{"name", "bubble / idle"}, {"seconds", idle}, {"color", "#c9d1da"}});
-    constexpr double GiB = 1073741824.0;
     auto mem = [&](const char* name, const char* color, double workload::MemoryBreakdown::*field) {
       nlohmann::json v = nlohmann::json::array();
       for (const auto& m : r.plan.memory) v.push_back(m.*field / GiB);

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
+#include "podsim/core/units.hpp"
+
 namespace podsim::report {
 namespace {
-
-constexpr double GiB = 1073741824.0;
 
 std::string seconds(double s) {
   if (s >= 1) return fmt::format("{:.3f} s", s);

@@ -9,11 +9,11 @@
 #include <stdexcept>
 
 #include "podsim/core/csv_writer.hpp"
+#include "podsim/core/units.hpp"
 
 namespace podsim::report {
 namespace {
 
-constexpr double GiB = 1073741824.0;
 using workload::Category;
 
 std::string num(double v, int digits = 6) {

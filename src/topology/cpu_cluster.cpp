@@ -15,6 +15,7 @@
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/core/units.hpp"
 #include "podsim/topology/families.hpp"
 #include "podsim/topology/host_spec.hpp"
 #include "podsim/topology/loader.hpp"
@@ -60,7 +61,6 @@ DeviceSpec read_cpu_spec(const ConfigNode& cpu, double memory_bytes, double memo
 }  // namespace
 
 Topology build_cpu_cluster(const ConfigNode& root, const std::string& base_dir) {
-  constexpr double GiB = 1073741824.0;
   Topology topo;
   topo.name = read_document_name(root);
   long long nodes = read_server_count(root);

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include "podsim/core/config_node.hpp"
+#include "podsim/core/units.hpp"
 
 namespace podsim::topology {
 
 HostSpec read_host_spec(const ConfigNode& node) {
-  constexpr double GiB = 1073741824.0;
   HostSpec h;
   if (node.has("host_memory_GiB") || node.has("host_memory_bandwidth_GBps")) {
     h.memory_bytes = node.positive("host_memory_GiB") * GiB;

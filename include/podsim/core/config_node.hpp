@@ -14,9 +14,14 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace podsim {
+
+// Command-line replacements of configuration values: (dotted path, value) pairs, applied in order. Topology
+// and workload loaders take the same type (they re-export it as topology::Overrides, workload::Overrides).
+using Overrides = std::vector<std::pair<std::string, std::string>>;
 
 // Where values came from: the file they were parsed from and, for values replaced on the command line,
 // the --set flag that replaced them (keyed by dotted path relative to the document root).

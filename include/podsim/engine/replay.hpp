@@ -1,12 +1,10 @@
 // Replays a task graph in SimGrid and returns when every task started and ended.
 //
-// Design (see ../shared/notes/simgrid-3.32.md for the measured facts behind it):
+// Design (see docs/simgrid-notes.md for the measured facts behind it):
 // - Network: SimGrid's ptask_L07 model (max-min fair sharing, exact transfer times). Each communication
 //   phase is one parallel task holding all of its flows, so the flows of a ring progress in lockstep at
 //   the rate of its most loaded link, and share links with every other phase in flight (tensor-parallel
 //   rings on NVSwitch ports, pipeline transfers and gradient rings on the InfiniBand rails).
-// - A phase alone on its links runs in closed form (what L07 computes for it) until another phase needs
-//   one of them; then it is handed to SimGrid with the bytes it has left (see Replayer in replay.cpp).
 // - A phase alone on its links runs in closed form (exactly what L07 computes for it alone) until another
 //   phase needs one of its links; then it is handed to SimGrid with the bytes it has left, so every
 //   contention is still arbitrated by SimGrid (Replayer in replay.cpp; PODSIM_ALWAYS_SIMGRID=1 disables it).

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "podsim/core/config_node.hpp"
 #include "podsim/topology/topology.hpp"
 
 namespace podsim {
@@ -15,7 +16,7 @@ class ConfigNode;
 
 namespace podsim::topology {
 
-using Overrides = std::vector<std::pair<std::string, std::string>>;  // (dotted path, value)
+using podsim::Overrides;  // (dotted path, value), defined in core/config_node.hpp
 
 Topology load_topology(const std::string& path, const Overrides& overrides = {});
 // The same from YAML text; relative files in it (profiles) are resolved against `base_dir`.

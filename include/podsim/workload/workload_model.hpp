@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "podsim/core/config_node.hpp"
 #include "podsim/topology/topology.hpp"
 #include "podsim/workload/step_plan.hpp"
 
@@ -17,7 +18,7 @@ class ConfigNode;
 
 namespace podsim::workload {
 
-using Overrides = std::vector<std::pair<std::string, std::string>>;
+using podsim::Overrides;  // (dotted path, value), defined in core/config_node.hpp
 
 class WorkloadModel {
  public:

@@ -7,6 +7,7 @@
 #include "podsim/calibration/compute_model.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/core/units.hpp"
 #include "podsim/network/all_to_all.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
@@ -16,8 +17,6 @@
 
 namespace podsim::workload {
 namespace {
-
-constexpr double GiB = 1073741824.0;
 
 class Builder {
  public:

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "podsim/core/error.hpp"
+#include "podsim/core/units.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/ps/ctr_costs.hpp"
@@ -19,7 +20,6 @@ namespace {
 
 using plan::CommPlan;
 
-constexpr double GiB = 1073741824.0;
 constexpr int kRounds = 8;
 
 class Builder {

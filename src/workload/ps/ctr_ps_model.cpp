@@ -4,6 +4,7 @@
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/core/units.hpp"
 #include "podsim/workload/ps/cpu_ps_builder.hpp"
 #include "podsim/workload/ps/ctr_config.hpp"
 #include "podsim/workload/ps/hierarchical_ps_builder.hpp"
@@ -12,7 +13,6 @@
 namespace podsim::workload {
 namespace {
 
-constexpr double GiB = 1073741824.0;
 constexpr int kCpuMinibatchesPerStep = 16;  // a CPU step's length does not change its examples/s
 constexpr int kMaxMinibatches = 1 << 20;
 

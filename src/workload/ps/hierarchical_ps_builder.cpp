@@ -6,6 +6,7 @@
 #include <map>
 
 #include "podsim/core/error.hpp"
+#include "podsim/core/units.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/ps/ctr_costs.hpp"
@@ -20,7 +21,6 @@ namespace {
 using network::CollectiveKind;
 using plan::CommPlan;
 
-constexpr double GiB = 1073741824.0;
 constexpr int kRounds = 8;  // tasks that stand for the mini-batches of one batch
 
 class Builder {

@@ -5,6 +5,7 @@
 #include "megatron_step_builder.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/core/units.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/transformer_loader.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
@@ -93,7 +94,6 @@ StepPlan StepBuilder::build() {
 }
 
 void StepBuilder::check_memory(const std::vector<MemoryBreakdown>& memory) {
-  constexpr double GiB = 1073741824.0;
   for (size_t s = 0; s < memory.size(); ++s) {
     const MemoryBreakdown& m = memory[s];
     if (m.total() <= topo_.device.hbm_bytes) continue;

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "podsim/core/error.hpp"
+#include "podsim/core/units.hpp"
 #include "podsim/network/swarm_tree.hpp"
 #include "podsim/topology/wafer_cluster.hpp"
 #include "podsim/workload/pipeline_assembly.hpp"
@@ -17,8 +18,6 @@
 
 namespace podsim::workload {
 namespace {
-
-constexpr double GiB = 1073741824.0;
 
 enum class BlockKind { embedding, layer, head };
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "podsim/core/error.hpp"
+#include "podsim/core/units.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/network/swarm_tree.hpp"
 #include "podsim/topology/wafer_cluster.hpp"
@@ -16,7 +17,6 @@
 namespace podsim::workload {
 namespace {
 
-constexpr double GB = 1e9, GiB = 1073741824.0;
 // MemoryX holds per parameter: the 16-bit streamed copy, fp32 master weight, Adam m and v, fp32 gradient sum.
 constexpr double kMemoryXBytesPerParam = 2 + 4 + 4 + 4 + 4;
 

@@ -5,12 +5,13 @@
 #include <utility>
 #include <vector>
 
+#include "podsim/core/config_node.hpp"
 #include "podsim/topology/topology.hpp"
 #include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
 
-using Overrides = std::vector<std::pair<std::string, std::string>>;
+using podsim::Overrides;  // (dotted path, value), defined in core/config_node.hpp
 
 // The transformer_lm configuration of a workload file (for tools and tests; `podsim run` goes through
 // load_workload_model in workload_model.hpp, which handles every kind).

@@ -23,6 +23,7 @@ StepPlan describe_gshard_step(const topology::Topology& topo, const GShardConfig
 
 std::unique_ptr<WorkloadModel> make_gshard_model(const ConfigNode& root, const std::string& file,
                                                  const topology::Topology& topo);
+
 // The summary.csv columns its StepPlan::settings fills (the registry merges every kind's list).
 inline std::vector<std::string> gshard_setting_columns() {
   return {"model_params_billion",

@@ -19,19 +19,19 @@ std::string preset_error(const std::string& name, const topology::Overrides& set
 
 TEST(Torus, V3PodIs32x32ChipsOfTwoCores) {
   auto topo = preset("tpu-v3-pod");
-  const auto* geo = topology::torus_geometry(topo);
+  const auto* geo = topo.family<topology::TorusGeometry>();
   ASSERT_NE(geo, nullptr);
   EXPECT_EQ(topo.device_count(), 2048);
   EXPECT_EQ(topo.nodes, 1024);
   EXPECT_EQ(topo.devices_per_node, 2);
   EXPECT_EQ(topo.links.size(), 2048u);  // 4 links per chip, each shared by two chips
   EXPECT_EQ(topo.device_vertex[2 * 37], topo.device_vertex[2 * 37 + 1]);  // two cores, one chip
-  EXPECT_EQ(topology::torus_geometry(preset("dgx-a100-superpod", {{"nodes", "1"}})), nullptr);
+  EXPECT_EQ(preset("dgx-a100-superpod", {{"nodes", "1"}}).family<topology::TorusGeometry>(), nullptr);
 }
 
 TEST(Torus, DimensionOrderShortestWayRound) {
   auto topo = preset("tpu-v3-pod", {{"dims", "[8,8]"}});
-  const auto& geo = *topology::torus_geometry(topo);
+  const auto& geo = *topo.family<topology::TorusGeometry>();
   auto hops = [&](std::vector<int> from, std::vector<int> to) {
     topology::Route r;
     geo.route(geo.chip_at(from), geo.chip_at(to), r);

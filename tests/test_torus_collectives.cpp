@@ -43,7 +43,7 @@ double v3_time(const std::string& dims, network::CollectiveKind kind, double byt
 
 TEST(TorusCollectives, RingPerDimensionAllReduceMatchesItsClosedForm) {
   auto topo = preset("tpu-v3-pod", {{"dims", "[8,4]"}});
-  const auto& geo = *topology::torus_geometry(topo);
+  const auto& geo = *topo.family<topology::TorusGeometry>();
   const double S = 256e6;
   auto plan =
       network::plan_collective(topo, make_collective(network::CollectiveKind::all_reduce, all(topo), S));
@@ -160,7 +160,7 @@ TEST(TorusCollectives, TwistedTorusSpeedsUpAllToAll) {
 
 TEST(TorusCollectives, PointToPointFollowsTheDimensionOrderRoute) {
   auto topo = preset("tpu-v3-pod", {{"dims", "[8,8]"}});
-  const auto& geo = *topology::torus_geometry(topo);
+  const auto& geo = *topo.family<topology::TorusGeometry>();
   int a = geo.chip_at({0, 0}) * 2, b = geo.chip_at({3, 2}) * 2;
   auto plan =
       network::plan_collective(topo, make_collective(network::CollectiveKind::send_recv, {a, b}, 1e9));

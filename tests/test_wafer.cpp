@@ -60,7 +60,7 @@ TEST(WaferCluster, SwarmTreeShapeAndRoutes) {
   for (auto [systems, nodes, levels] :
        {std::tuple{1, 1, 1}, {4, 1, 1}, {16, 5, 2}, {17, 8, 3}, {192, 64, 4}}) {
     auto topo = cluster(systems);
-    const auto& spec = *topo.wafer;
+    const auto& spec = *topo.family<topology::WaferClusterSpec>();
     EXPECT_EQ(topo.compute_device_count(), systems);
     EXPECT_EQ(static_cast<int>(spec.swarmx.size()), nodes) << systems;
     EXPECT_EQ(spec.swarmx_levels, levels) << systems;
@@ -76,25 +76,25 @@ TEST(WaferCluster, SwarmTreeShapeAndRoutes) {
 
 TEST(WaferCluster, PresetsCarryTheirDatasheetFacts) {
   auto cs2 = cluster(1);
-  EXPECT_EQ(cs2.wafer->mesh.cores, 850000);
-  EXPECT_DOUBLE_EQ(cs2.wafer->sram_bytes, 40e9);
+  EXPECT_EQ(cs2.family<topology::WaferClusterSpec>()->mesh.cores, 850000);
+  EXPECT_DOUBLE_EQ(cs2.family<topology::WaferClusterSpec>()->sram_bytes, 40e9);
   EXPECT_DOUBLE_EQ(cs2.device.peak(topology::Precision::fp16), 7.5e15);  // Andromeda: 120 PF / 16
   // 220 Pb/s over 850k cores x 4 links x 2 directions: ~4 GB/s per link direction (32 bit per ~1 GHz clock).
-  EXPECT_NEAR(cs2.wafer->mesh.link_bandwidth, 4.04e9, 0.01e9);
+  EXPECT_NEAR(cs2.family<topology::WaferClusterSpec>()->mesh.link_bandwidth, 4.04e9, 0.01e9);
   auto cs1 = podsim::testing::preset("cerebras-cs1");
-  EXPECT_EQ(cs1.wafer->mesh.cores, 400000);
-  EXPECT_DOUBLE_EQ(cs1.wafer->sram_bytes, 18e9);
+  EXPECT_EQ(cs1.family<topology::WaferClusterSpec>()->mesh.cores, 400000);
+  EXPECT_DOUBLE_EQ(cs1.family<topology::WaferClusterSpec>()->sram_bytes, 18e9);
 }
 
 TEST(WaferCluster, BroadcastCarriesThePayloadOncePerTreeEdge) {
   auto topo = cluster(16);
   auto plan = network::swarm_broadcast(topo, 1e9);
   ASSERT_EQ(plan.size(), 1u);
-  EXPECT_EQ(plan[0].flows.size(), topo.wafer->tree_edges.size());
+  EXPECT_EQ(plan[0].flows.size(), topo.family<topology::WaferClusterSpec>()->tree_edges.size());
   double from_memoryx = 0;
   for (const auto& f : plan[0].flows) {
     EXPECT_DOUBLE_EQ(f.bytes, 1e9);
-    if (f.src == topo.wafer->memoryx) from_memoryx += f.bytes;
+    if (f.src == topo.family<topology::WaferClusterSpec>()->memoryx) from_memoryx += f.bytes;
   }
   EXPECT_DOUBLE_EQ(from_memoryx, 1e9);  // replication happens in SwarmX, not in MemoryX
   // Bound by the slowest edge whatever the number of systems, and the engine agrees.
@@ -161,7 +161,7 @@ TEST(WeightStreaming, StreamedBytesAreWeightsBroadcastPlusGradientsReduced) {
   ASSERT_EQ(r.status, "ok");
   EXPECT_EQ(r.setting("execution_mode"), "weight_streaming");
   const auto& m = r.plan;
-  const int memoryx = topo.wafer->memoryx;
+  const int memoryx = topo.family<topology::WaferClusterSpec>()->memoryx;
   double down = 0, up = 0;
   for (const auto& t : m.graph.tasks) {
     if (t.plan < 0) continue;
@@ -250,7 +250,7 @@ TEST(WeightStreaming, Gpt3On16SystemsAndItsErrors) {
   EXPECT_EQ(r.devices(), 16);
   EXPECT_EQ(r.setting("execution_mode"), "weight_streaming");
   EXPECT_TRUE(has_note(r, "GPU plan (tp=8, pp=8"));  // the file's Megatron plan is noted, not applied
-  EXPECT_LE(r.memory_per_device(), topo.wafer->sram_bytes);
+  EXPECT_LE(r.memory_per_device(), topo.family<topology::WaferClusterSpec>()->sram_bytes);
   EXPECT_NEAR(r.mean.total(), r.step_time(), 1e-9 * r.step_time());
   EXPECT_THROW(run(topo, "gpt3-175b.yaml", {{"parallel.tp", "8"}}), InputError);
   EXPECT_THROW(run(topo, "gpt3-175b.yaml", {{"parallel.pp", "2"}}), InputError);
@@ -281,7 +281,7 @@ TEST(LayerPipelined, SmallModelRunsOnOneWaferAndReportsItsPlacement) {
   EXPECT_GE(r.step_time(), m * slowest);
   EXPECT_LE(r.step_time(),
             (m + regions) * slowest * 1.05 + regions * 2 * metric(r, "worst_boundary_transfer_ms"));
-  EXPECT_LE(r.memory_per_device(), topo.wafer->sram_bytes);
+  EXPECT_LE(r.memory_per_device(), topo.family<topology::WaferClusterSpec>()->sram_bytes);
   // Data parallel over SwarmX adds the gradient all-reduce and nothing else.
   auto two = run(cluster(2), "gpt2-small.yaml", {{"training.global_batch", "64"}});
   ASSERT_EQ(two.status, "ok");

@@ -38,7 +38,7 @@ FoldedAllToAll folded_all_to_all(const Topology& topo, const std::vector<int>& g
   const int n = static_cast<int>(group.size());
   if (n < 2 || bytes_per_rank <= 0) return out;
   const double per_pair = bytes_per_rank / n;
-  if (const auto* torus = topology::torus_geometry(topo)) {
+  if (const auto* torus = topo.family<topology::TorusGeometry>()) {
     out.phase = torus_all_to_all(topo, *torus, group, bytes_per_rank);
     out.fold = fmt::format(
         "all-to-all over {} ranks as {} per-link flows: each ICI link direction carries exactly the load "

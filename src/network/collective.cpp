@@ -85,7 +85,8 @@ plan::CommPlan scaled(const plan::CommPlan& plan, double factor) {
 }
 
 plan::CommPlan plan_collective(const Topology& topo, const Collective& c) {
-  if (const auto* torus = topology::torus_geometry(topo)) return plan_torus_collective(topo, *torus, c);
+  if (const auto* torus = topo.family<topology::TorusGeometry>())
+    return plan_torus_collective(topo, *torus, c);
   return plan_collective_generic(topo, c);
 }
 

@@ -9,8 +9,9 @@ namespace podsim::network {
 namespace {
 
 const topology::WaferClusterSpec& spec_of(const topology::Topology& topo) {
-  if (!topo.wafer) throw std::logic_error("SwarmX operations need a wafer_cluster topology");
-  return *topo.wafer;
+  if (!topology::is_family<topology::WaferClusterSpec>(topo))
+    throw std::logic_error("SwarmX operations need a wafer_cluster topology");
+  return *topo.family<topology::WaferClusterSpec>();
 }
 
 // Software latency of a cut-through operation over the tree edges from `top` down to system 0: a step per

@@ -10,6 +10,7 @@
 
 #include "podsim/core/csv_writer.hpp"
 #include "podsim/core/units.hpp"
+#include "podsim/workload/registry.hpp"
 
 namespace podsim::report {
 namespace {
@@ -28,17 +29,11 @@ std::string category_column(Category c) {
   }
 }
 
-// Settings columns of every workload kind, in display order.
-const std::vector<std::string> kSettingColumns = {
-    "model_params_billion", "tp", "pp", "dp", "ep", "schedule", "virtual_stages", "micro_batch",
-    "global_batch", "microbatches", "recompute", "sequence_parallel", "zero", "precision",
-    // mixture of experts
-    "experts", "top_k", "capacity_factor", "expert_capacity",
-    // wafer-scale systems
-    "systems", "execution_mode",
-    // parameter servers
-    "zipf_exponent", "batch_per_device", "minibatches_per_batch", "dram_cache_GiB", "examples_per_batch",
-    "embedding_TB"};
+// Settings columns of every workload kind, in display order (each kind declares its own; the workload
+// registry merges them).
+const std::vector<std::string>& setting_columns() {
+  return workload::workload_registry().setting_columns;
+}
 
 }  // namespace
 
@@ -60,7 +55,7 @@ const std::vector<std::string>& summary_columns() {
                                   "memory_capacity_GiB"};
     for (Category cat : workload::kChargeOrder) c.push_back(category_column(cat));
     c.push_back("bubble_s");
-    c.insert(c.end(), kSettingColumns.begin(), kSettingColumns.end());
+    c.insert(c.end(), setting_columns().begin(), setting_columns().end());
     c.push_back("simulated_tasks");
     c.insert(c.end(), {"out_of_memory_tier", "memory_needed_GiB", "memory_available_GiB"});
     return c;
@@ -96,9 +91,10 @@ Row summary_row(const RunResult& r) {
     values["memory_available_GiB"] = num(shortfall->available_bytes / GiB, 4);
   }
   for (const auto& [k, v] : r.plan.settings) {
-    if (std::find(kSettingColumns.begin(), kSettingColumns.end(), k) == kSettingColumns.end())
-      throw std::logic_error(
-          fmt::format("setting '{}' is not a summary column; add it to kSettingColumns", k));
+    if (std::find(setting_columns().begin(), setting_columns().end(), k) == setting_columns().end())
+      throw std::logic_error(fmt::format(
+          "setting '{}' is not a summary column; add it to its kind's setting columns (workload registry)",
+          k));
     values[k] = v;
   }
   Row row;

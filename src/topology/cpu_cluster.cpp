@@ -122,6 +122,7 @@ Topology build_cpu_cluster(const ConfigNode& root, const std::string& base_dir) 
                               : fmt::format("{} racks of {} under one spine, {}:1", racks, rack, oversub))},
   };
   topo.set_router(std::move(router));
+  topo.set_family(std::make_shared<const CpuClusterData>());
   apply_fabric_profile(topo, root, base_dir);
   return topo;
 }

@@ -259,6 +259,7 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   };
   if (topo.host.has_memory() || topo.host.has_ssd()) topo.facts.push_back({"host", describe_host(topo.host)});
   topo.set_router(std::move(router));
+  topo.set_family(std::make_shared<const GpuClusterData>());
   apply_fabric_profile(topo, root, base_dir);
   return topo;
 }

@@ -44,17 +44,17 @@ struct Leg {
 
 class TorusRouter final : public Router {
  public:
-  explicit TorusRouter(TorusGeometry g) : geo(std::move(g)) {}
-  TorusGeometry geo;
+  explicit TorusRouter(std::shared_ptr<const TorusGeometry> g) : geo(std::move(g)) {}
+  std::shared_ptr<const TorusGeometry> geo;  // the topology's family data
 
   void route(int src_vertex, int dst_vertex, Route& out) const override {
-    geo.route(src_vertex, dst_vertex, out);  // vertex id == chip index; cores of one chip: no link
+    geo->route(src_vertex, dst_vertex, out);  // vertex id == chip index; cores of one chip: no link
   }
 
   std::string describe() const override {
-    return geo.twisted ? "dimension order on a twisted torus (direction and laps of the short dimensions "
-                         "chosen for the fewest hops)"
-                       : "dimension order (x, y, z), shortest way round each ring";
+    return geo->twisted ? "dimension order on a twisted torus (direction and laps of the short dimensions "
+                          "chosen for the fewest hops)"
+                        : "dimension order (x, y, z), shortest way round each ring";
   }
 };
 
@@ -184,11 +184,6 @@ bool TorusGeometry::translation_symmetric() const {
   for (size_t d = 0; d < dims.size(); ++d)
     if (dims[d] > 1 && !wraparound[d]) return false;
   return true;
-}
-
-const TorusGeometry* torus_geometry(const Topology& topo) {
-  const auto* router = dynamic_cast<const TorusRouter*>(&topo.router());
-  return router ? &router->geo : nullptr;
 }
 
 Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
@@ -324,7 +319,9 @@ Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
                                           cores, core_bw / 1e9)
                             : std::string("one device per chip")},
   };
-  topo.set_router(std::make_unique<TorusRouter>(std::move(geo)));
+  auto geometry = std::make_shared<const TorusGeometry>(std::move(geo));
+  topo.set_family(geometry);
+  topo.set_router(std::make_unique<TorusRouter>(geometry));
   apply_fabric_profile(topo, root, base_dir);
   return topo;
 }

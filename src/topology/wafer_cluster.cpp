@@ -194,7 +194,7 @@ Topology build_wafer_cluster(const ConfigNode& root, const std::string& base_dir
   };
   topo.set_router(std::move(router));
   apply_fabric_profile(topo, root, base_dir);
-  topo.wafer = spec;
+  topo.set_family<WaferClusterSpec>(spec);
   return topo;
 }
 

@@ -18,9 +18,7 @@ std::unique_ptr<WorkloadModel> build_model(ConfigNode root, const std::string& n
   const WorkloadRegistry& registry = workload_registry();
   for (const auto& [k, _] : registry.by_kind) kinds.push_back(k);
   std::string kind = root.choice("kind", kinds);
-  auto machine = registry.by_kind_on_machine.find({kind, topo.kind});
-  auto factory = machine != registry.by_kind_on_machine.end() ? machine->second : registry.by_kind.at(kind);
-  auto model = factory(root, name, topo);
+  auto model = workload_factory(registry, kind, topo)(root, name, topo);
   root.reject_unknown_keys();
   return model;
 }

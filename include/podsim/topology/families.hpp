@@ -12,6 +12,11 @@ class ConfigNode;
 
 namespace podsim::topology {
 
+// Family data of gpu_cluster and cpu_cluster: tags only, since their graph says everything; workloads ask
+// topo.family<GpuClusterData>() which server model applies (Topology::family).
+struct GpuClusterData {};
+struct CpuClusterData {};
+
 // kind: gpu_cluster — servers of GPUs on an NVLink/NVSwitch scale-up fabric, one NIC per rail, joined by
 // a rail-optimized fat tree (DGX SuperPOD and its predecessors).
 Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir);

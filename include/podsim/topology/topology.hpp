@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "podsim/calibration/device_profile.hpp"
@@ -14,7 +15,17 @@
 
 namespace podsim::topology {
 
+// Family data: what one family knows beyond the generic graph and layers above need, one struct per
+// family in its own header (an empty tag when the graph says it all). Read it with topo.family<T>().
+struct GpuClusterData;    // topology/families.hpp
+struct CpuClusterData;    // topology/families.hpp
+struct TorusGeometry;     // topology/torus.hpp
 struct WaferClusterSpec;  // topology/wafer_cluster.hpp
+// One alternative per family (std::monostate: a graph built by hand). Shared and immutable so that copies
+// of a Topology, and a family's router, read one instance.
+using FamilyData =
+    std::variant<std::monostate, std::shared_ptr<const GpuClusterData>, std::shared_ptr<const TorusGeometry>,
+                 std::shared_ptr<const WaferClusterSpec>, std::shared_ptr<const CpuClusterData>>;
 
 // Links are grouped into classes because calibration (achieved bandwidth, per-hop latency of collectives)
 // is measured per class, e.g. NCCL on NVLink vs on InfiniBand.
@@ -82,7 +93,7 @@ struct HostSpec {
 class Topology {
  public:
   std::string name;
-  std::string kind;  // "gpu_cluster", "torus", ...
+  std::string kind;  // "gpu_cluster", "torus", ...: the YAML name, for output only (decide with family<T>())
   std::string source_file;
   DeviceSpec device;
   calibration::DeviceProfile device_profile;  // how close kernels get to `device`'s peaks
@@ -104,8 +115,16 @@ class Topology {
   // topology. -1: every rank is a compute device.
   int compute_devices = -1;
   int compute_device_count() const { return compute_devices < 0 ? device_count() : compute_devices; }
-  // What workloads need to know about a wafer-scale cluster (kind wafer_cluster only, else null).
-  std::shared_ptr<const WaferClusterSpec> wafer;
+  // The family's data if this topology is of family T (T one of FamilyData's structs), else null.
+  template <class T>
+  const T* family() const {
+    const auto* data = std::get_if<std::shared_ptr<const T>>(&family_);
+    return data ? data->get() : nullptr;
+  }
+  template <class T>
+  void set_family(std::shared_ptr<const T> data) {
+    family_ = std::move(data);
+  }
   int node_of(int device) const { return vertices[device_vertex[device]].node; }
   const Router& router() const { return *router_; }
   void set_router(std::unique_ptr<Router> r) { router_ = std::move(r); }
@@ -125,7 +144,14 @@ class Topology {
 
  private:
   std::shared_ptr<Router> router_;
+  FamilyData family_;
   std::vector<int> rail_of_device_;
 };
+
+// True when `topo` is of family T (a predicate the workload registry can name).
+template <class T>
+bool is_family(const Topology& topo) {
+  return topo.family<T>() != nullptr;
+}
 
 }  // namespace podsim::topology

@@ -1,6 +1,6 @@
 // kind: torus — TPU pods: chips on a 2D or 3D torus of ICI links, each chip holding one or more cores
-// (the devices). Layers above read the torus's shape through torus_geometry() to plan collectives per
-// dimension; everything else sees an ordinary Topology.
+// (the devices). Layers above read the torus's shape through topo.family<TorusGeometry>() to plan collectives
+// per dimension; everything else sees an ordinary Topology.
 #pragma once
 
 #include <string>
@@ -39,8 +39,5 @@ struct TorusGeometry {
   // router treats every chip alike (a path depends only on the coordinate differences).
   bool translation_symmetric() const;
 };
-
-// The geometry of a torus topology, or nullptr for other families.
-const TorusGeometry* torus_geometry(const Topology& topo);
 
 }  // namespace podsim::topology

@@ -84,7 +84,7 @@ class Builder {
                              : "no rematerialization: every layer's activations are kept",
         "not modelled: GShard's 2D sharding of attention and embeddings (dense weights are replicated), "
         "overlap of the gradient all-reduce with the backward pass, input pipeline"};
-    if (const auto* torus = topology::torus_geometry(topo_); torus && torus->cores_per_chip > 1)
+    if (const auto* torus = topo_.family<topology::TorusGeometry>(); torus && torus->cores_per_chip > 1)
       plan.notes.push_back(
           "transfers between the cores of one chip are costed in closed form at the chip's core bandwidth");
     append_kernels(plan.kernels, "encoder attention forward", costs_.attention_forward);

@@ -5,6 +5,7 @@
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/core/units.hpp"
+#include "podsim/topology/families.hpp"
 #include "podsim/workload/ps/cpu_ps_builder.hpp"
 #include "podsim/workload/ps/ctr_config.hpp"
 #include "podsim/workload/ps/hierarchical_ps_builder.hpp"
@@ -19,7 +20,7 @@ constexpr int kMaxMinibatches = 1 << 20;
 class CtrPsModel final : public WorkloadModel {
  public:
   CtrPsModel(CtrWorkload w, const topology::Topology& topo) : w_(std::move(w)), topo_(topo) {
-    gpu_ = topo_.kind == "gpu_cluster";
+    gpu_ = topology::is_family<topology::GpuClusterData>(topo_);
     if (!gpu_) {
       settings_ = {w_.training.minibatches_per_batch ? w_.training.minibatches_per_batch
                                                      : kCpuMinibatchesPerStep};
@@ -71,13 +72,14 @@ class CtrPsModel final : public WorkloadModel {
 std::unique_ptr<WorkloadModel> make_ctr_ps_model(const ConfigNode& root, const std::string& file,
                                                  const topology::Topology& topo) {
   CtrWorkload w = read_ctr_workload(root, file);
-  if (topo.kind != "gpu_cluster" && topo.kind != "cpu_cluster")
+  const bool gpu = topology::is_family<topology::GpuClusterData>(topo);
+  if (!gpu && !topology::is_family<topology::CpuClusterData>(topo))
     throw InputError(
         fmt::format("{}: kind ctr_sparse_ps runs on a gpu_cluster (hierarchical GPU parameter "
                     "server) or a cpu_cluster (in-memory CPU parameter server), not on a {} ({})",
                     file, topo.kind, topo.source_file));
   check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
-  if (topo.kind == "gpu_cluster") {
+  if (gpu) {
     const auto& h = topo.host;
     if (!h.has_memory() || !h.has_ssd() || h.pcie_bandwidth <= 0)
       throw InputError(fmt::format(

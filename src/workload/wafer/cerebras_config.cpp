@@ -68,8 +68,9 @@ const char* to_string(ExecutionMode m) {
 }
 
 CerebrasWorkload read_cerebras_workload(const ConfigNode& root, const topology::Topology& topo) {
-  if (!topo.wafer) throw std::logic_error("read_cerebras_workload needs a wafer_cluster topology");
-  const int systems = topo.wafer->systems;
+  if (!topology::is_family<topology::WaferClusterSpec>(topo))
+    throw std::logic_error("read_cerebras_workload needs a wafer_cluster topology");
+  const int systems = topo.family<topology::WaferClusterSpec>()->systems;
   CerebrasWorkload out;
   WorkloadConfig& w = out.w;
   w.name = read_document_name(root);

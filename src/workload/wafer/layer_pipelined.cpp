@@ -80,7 +80,7 @@ struct Layout {
 };
 
 Layout plan_layout(const topology::Topology& topo, const WorkloadConfig& w, int mb) {
-  const auto& spec = *topo.wafer;
+  const auto& spec = *topo.family<topology::WaferClusterSpec>();
   Layout out;
   out.blocks = model_blocks(w, mb);
   const int n = static_cast<int>(out.blocks.size());
@@ -125,7 +125,7 @@ class Builder {
  public:
   Builder(const topology::Topology& topo, const CerebrasWorkload& cw, int micro_batch)
       : topo_(topo),
-        spec_(*topo.wafer),
+        spec_(*topo.family<topology::WaferClusterSpec>()),
         cw_(cw),
         w_(cw.w),
         mb_(micro_batch),

@@ -50,15 +50,16 @@ void layer_forward(const WorkloadConfig& w, Builder b, double mb, bool attention
 
 WaferCostModel::WaferCostModel(const topology::Topology& topo, topology::Precision precision) : topo_(topo) {
   peak_ = topo.device.peak(precision);
-  core_peak_ = topo.wafer->mesh.core_peak(peak_);
+  core_peak_ = topo.family<topology::WaferClusterSpec>()->mesh.core_peak(peak_);
 }
 
 MeshRect WaferCostModel::whole_mesh() const {
-  return {0, 0, topo_.wafer->mesh.columns, topo_.wafer->mesh.rows};
+  const auto& mesh = topo_.family<topology::WaferClusterSpec>()->mesh;
+  return {0, 0, mesh.columns, mesh.rows};
 }
 
 double WaferCostModel::gemm_seconds(double m, double n, double k, const MeshRect& r) const {
-  const auto& spec = *topo_.wafer;
+  const auto& spec = *topo_.family<topology::WaferClusterSpec>();
   auto busiest = [&](double rows, double cols) { return std::ceil(m / rows) * std::ceil(n / cols); };
   double blocks = std::min(busiest(r.rows, r.columns), busiest(r.columns, r.rows));
   double fill = (r.rows + r.columns) * spec.mesh.hop_latency;
@@ -66,7 +67,7 @@ double WaferCostModel::gemm_seconds(double m, double n, double k, const MeshRect
 }
 
 double WaferCostModel::elementwise_seconds(double bytes, const MeshRect& r) const {
-  const auto& spec = *topo_.wafer;
+  const auto& spec = *topo_.family<topology::WaferClusterSpec>();
   double bandwidth =
       spec.sram_bandwidth * static_cast<double>(r.cores()) / static_cast<double>(spec.mesh.cores);
   return bytes / (bandwidth * spec.profile.sram_efficiency) + spec.profile.kernel_overhead_s;

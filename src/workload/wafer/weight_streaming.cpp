@@ -38,7 +38,7 @@ class Builder {
  public:
   Builder(const topology::Topology& topo, const CerebrasWorkload& cw, int micro_batch)
       : topo_(topo),
-        spec_(*topo.wafer),
+        spec_(*topo.family<topology::WaferClusterSpec>()),
         cw_(cw),
         w_(cw.w),
         mb_(micro_batch),
@@ -273,7 +273,7 @@ class Builder {
 
 MemoryBreakdown weight_streaming_wafer_memory(const topology::Topology& topo, const WorkloadConfig& w,
                                               int micro_batch) {
-  const auto& spec = *topo.wafer;
+  const auto& spec = *topo.family<topology::WaferClusterSpec>();
   const auto& m = w.model;
   double e = element_bytes(w.training.precision);
   double sbh = static_cast<double>(micro_batch) * m.seq_len * m.hidden;
@@ -292,8 +292,8 @@ MemoryBreakdown weight_streaming_wafer_memory(const topology::Topology& topo, co
 int largest_streaming_micro_batch(const topology::Topology& topo, const WorkloadConfig& w) {
   long long per_system = w.training.global_batch / w.parallel.dp;
   for (long long b = per_system; b >= 1; --b)
-    if (per_system % b == 0 &&
-        weight_streaming_wafer_memory(topo, w, static_cast<int>(b)).total() <= topo.wafer->sram_bytes)
+    if (per_system % b == 0 && weight_streaming_wafer_memory(topo, w, static_cast<int>(b)).total() <=
+                                   topo.family<topology::WaferClusterSpec>()->sram_bytes)
       return static_cast<int>(b);
   return 0;
 }

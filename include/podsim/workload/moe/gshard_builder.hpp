@@ -24,4 +24,18 @@ StepPlan describe_gshard_step(const topology::Topology& topo, const GShardConfig
 std::unique_ptr<WorkloadModel> make_gshard_model(const ConfigNode& root, const std::string& file,
                                                  const topology::Topology& topo);
 
+// The summary.csv columns its StepPlan::settings fills (the registry merges every kind's list).
+inline std::vector<std::string> gshard_setting_columns() {
+  return {"model_params_billion",
+          "dp",
+          "ep",
+          "global_batch",
+          "recompute",
+          "precision",
+          "experts",
+          "top_k",
+          "capacity_factor",
+          "expert_capacity"};
+}
+
 }  // namespace podsim::workload

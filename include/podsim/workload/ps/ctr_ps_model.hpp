@@ -15,4 +15,11 @@ namespace podsim::workload {
 std::unique_ptr<WorkloadModel> make_ctr_ps_model(const ConfigNode& root, const std::string& file,
                                                  const topology::Topology& topo);
 
+// The summary.csv columns its StepPlan::settings fills (the registry merges every kind's list); the GPU
+// and CPU parameter servers fill the same ones except dram_cache_GiB (GPU only).
+inline std::vector<std::string> ctr_ps_setting_columns() {
+  return {"precision",      "zipf_exponent",      "batch_per_device", "minibatches_per_batch",
+          "dram_cache_GiB", "examples_per_batch", "embedding_TB"};
+}
+
 }  // namespace podsim::workload

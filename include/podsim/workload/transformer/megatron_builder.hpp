@@ -41,4 +41,11 @@ StepPlan describe_megatron_step(const topology::Topology& topo, const WorkloadCo
 std::unique_ptr<WorkloadModel> make_megatron_model(const ConfigNode& root, const std::string& file,
                                                    const topology::Topology& topo);
 
+// The summary.csv columns its StepPlan::settings fills (the registry merges every kind's list).
+inline std::vector<std::string> megatron_setting_columns() {
+  return {"model_params_billion", "tp",          "pp",           "dp",           "schedule",
+          "virtual_stages",       "micro_batch", "global_batch", "microbatches", "recompute",
+          "sequence_parallel",    "zero",        "precision"};
+}
+
 }  // namespace podsim::workload

@@ -15,4 +15,10 @@ namespace podsim::workload {
 std::unique_ptr<WorkloadModel> make_cerebras_model(const ConfigNode& root, const std::string& file,
                                                    const topology::Topology& topo);
 
+// The summary.csv columns its StepPlan::settings fills (the registry merges every kind's list).
+inline std::vector<std::string> cerebras_setting_columns() {
+  return {"model_params_billion", "tp",        "pp",        "dp",      "micro_batch",   "global_batch",
+          "microbatches",         "recompute", "precision", "systems", "execution_mode"};
+}
+
 }  // namespace podsim::workload

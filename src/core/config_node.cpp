@@ -1,3 +1,6 @@
+// Over the 400-line guide on purpose: this is the one class every input file goes through, and its typed
+// readers (number, integer_in, choice, ...) share the private helpers above them; split, each reader would
+// be a jump away from the checks (finite, unquoted, in range, no duplicate key) that make it strict.
 #include "podsim/core/config_node.hpp"
 
 #include <fmt/format.h>

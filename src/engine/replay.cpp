@@ -16,10 +16,10 @@
 #include <unordered_map>
 
 #include "platform.hpp"
-#include "podsim/core/byte_stream.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/core/subprocess.hpp"
 #include "podsim/plan/phase_cost.hpp"
+#include "result_wire.hpp"
 
 namespace podsim::engine {
 namespace {
@@ -286,51 +286,6 @@ class Replayer {
   size_t done_ = 0;
 };
 
-// What the replay's child process sends its parent: a version tag, then either the result or the
-// message of the exception that stopped it. Both sides are the same build, so plain bytes are exact.
-constexpr std::uint32_t kWireVersion = 0x50535231;  // "PSR1"
-enum class WireStatus : std::uint8_t { result = 0, error = 1 };
-
-std::string encode_result(const ReplayResult& r) {
-  ByteWriter w;
-  w.put(kWireVersion);
-  w.put(WireStatus::result);
-  w.put(r.makespan);
-  w.put(r.simgrid_activities);
-  w.put(r.closed_form_phases);
-  w.put(r.handed_over_phases);
-  w.put(r.hosts);
-  w.put(r.links);
-  w.put_vector(r.tasks);
-  return w.take();
-}
-
-std::string encode_error(const std::string& message) {
-  ByteWriter w;
-  w.put(kWireVersion);
-  w.put(WireStatus::error);
-  w.put_string(message);
-  return w.take();
-}
-
-ReplayResult decode_result(const std::string& bytes) {
-  ByteReader in(bytes);
-  if (in.get<std::uint32_t>() != kWireVersion)
-    throw std::runtime_error("simulation process sent a result of another format");
-  if (in.get<WireStatus>() == WireStatus::error)
-    throw std::runtime_error("simulation failed: " + in.get_string());
-  ReplayResult r;
-  r.makespan = in.get<double>();
-  r.simgrid_activities = in.get<long long>();
-  r.closed_form_phases = in.get<long long>();
-  r.handed_over_phases = in.get<long long>();
-  r.hosts = in.get<int>();
-  r.links = in.get<int>();
-  r.tasks = in.get_vector<TaskTimes>();
-  if (!in.at_end()) throw std::runtime_error("simulation process sent a result of another format");
-  return r;
-}
-
 }  // namespace
 
 ReplayOptions default_replay_options() {
@@ -392,16 +347,6 @@ void* run_engine_thread(void* arg) {
 
 }  // namespace
 
-size_t simgrid_stack_bytes(long long hosts, long long links) {
-  // Every SimGrid host and link is one LMM constraint; the platform adds the replay driver and SimGrid's
-  // loopback link.
-  long long constraints = hosts + links + 2;
-  constexpr size_t kBytesPerConstraint =
-      256;                             // 96 measured (x86-64, Debian 3.32), with room for other builds
-  constexpr size_t kBase = 64u << 20;  // everything that is not the constraint walk
-  return kBase + static_cast<size_t>(constraints) * kBytesPerConstraint;
-}
-
 ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& graph,
                                const ReplayOptions& options) {
   // SimGrid 3.32's selective update (System::update_modified_cnst_set_rec) recurses once per constraint of
@@ -423,34 +368,6 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   pthread_join(thread, nullptr);
   if (job.error) std::rethrow_exception(job.error);
   return std::move(job.result);
-}
-
-void check_replayable(const topology::Topology& topo, const TaskGraph& graph) {
-  // A phase is one SimGrid parallel task, whose bytes are a dense hosts x hosts matrix (the 3.32 API has no
-  // sparse form) that SimGrid scans whole twice when the task starts. Refuse, before forking, a phase whose
-  // matrix alone would take more memory than a CI machine can spare.
-  constexpr double kMaxMatrixBytes = 256.0 * 1048576;
-  std::vector<int> seen(topo.device_count(), -1);
-  int stamp = 0;
-  for (const auto& plan : graph.plans)
-    for (const auto& phase : plan) {
-      long long hosts = 0;
-      ++stamp;
-      for (const auto& f : phase.flows) {
-        if (f.src == f.dst || f.bytes <= 0) continue;
-        for (int d : {f.src, f.dst})
-          if (seen[d] != stamp) seen[d] = stamp, hosts++;
-      }
-      double matrix = 8.0 * hosts * hosts;
-      if (matrix > kMaxMatrixBytes)
-        throw InputError(fmt::format(
-            "one communication phase of this step moves {} flows among {} devices; SimGrid would need a "
-            "{}x{} matrix ({:.0f} MiB) for it, more than podsim's limit of {:.0f} MiB per phase (about {} "
-            "devices); use fewer data-parallel replicas (fewer topology.nodes, or more tensor or pipeline "
-            "parallelism)",
-            phase.flows.size(), hosts, hosts, hosts, matrix / 1048576, kMaxMatrixBytes / 1048576,
-            static_cast<long long>(std::sqrt(kMaxMatrixBytes / 8))));
-    }
 }
 
 ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph, const ReplayOptions& options) {

@@ -56,9 +56,77 @@ std::optional<std::vector<double>> target_areas(const std::vector<double>& work,
 
 namespace {
 
+// Blocks 0..n-1 in order, cut into k contiguous bands of about equal target area (fewer if impossible).
+std::vector<std::vector<int>> cut_bands(const std::vector<double>& target, double cores, int k) {
+  const int n = static_cast<int>(target.size());
+  std::vector<std::vector<int>> bands(1);
+  double cumulative = 0;
+  for (int b = 0; b < n; ++b) {
+    double band_end = cores * static_cast<double>(bands.size()) / k;
+    int blocks_left = n - b, bands_left = k - static_cast<int>(bands.size());
+    bool start_new = !bands.back().empty() && bands_left > 0 &&
+                     (cumulative + target[b] / 2 > band_end || blocks_left <= bands_left);
+    if (start_new) bands.emplace_back();
+    bands.back().push_back(b);
+    cumulative += target[b];
+  }
+  return bands;
+}
+
+// Whole-core rectangles for the bands (heights by band area, widths by block area, snaking so that
+// consecutive blocks stay neighbours), or nothing when one comes out smaller than its memory needs.
+std::optional<Placement> lay_out_bands(const std::vector<std::vector<int>>& bands,
+                                       const std::vector<double>& target,
+                                       const std::vector<double>& min_cores,
+                                       const std::vector<double>& sized_min, int columns, int rows) {
+  const int n = static_cast<int>(target.size()), k = static_cast<int>(bands.size());
+  std::vector<double> band_area;
+  for (const auto& band : bands) {
+    double a = 0;
+    for (int b : band) a += target[b];
+    band_area.push_back(a);
+  }
+  std::vector<int> heights = apportion(band_area, rows);
+  if (heights.empty()) return std::nullopt;
+  Placement p;
+  p.bands = k;
+  p.regions.resize(n);
+  p.band.resize(n);
+  p.target_cores = target;
+  for (int b = 0; b < n; ++b) p.sized_by_memory.push_back(target[b] <= sized_min[b] * (1 + 1e-12));
+  int row = 0;
+  for (int i = 0; i < k; ++i) {
+    std::vector<double> w;
+    for (int b : bands[i]) w.push_back(target[b]);
+    std::vector<int> widths = apportion(w, columns);
+    if (widths.empty()) return std::nullopt;
+    int column = i % 2 == 0 ? 0 : columns;  // snake: even bands left to right, odd right to left
+    for (size_t j = 0; j < bands[i].size(); ++j) {
+      int b = bands[i][j];
+      if (i % 2 == 1) column -= widths[j];
+      p.regions[b] = {column, row, widths[j], heights[i]};
+      p.band[b] = i;
+      if (i % 2 == 0) column += widths[j];
+      if (static_cast<double>(p.regions[b].cores()) < min_cores[b]) return std::nullopt;
+    }
+    row += heights[i];
+  }
+  for (int b = 0; b + 1 < n; ++b) {
+    const MeshRect &x = p.regions[b], &y = p.regions[b + 1];
+    if (p.band[b] == p.band[b + 1]) {
+      p.boundary_links.push_back(x.rows);
+    } else {
+      int overlap = std::min(x.column + x.columns, y.column + y.columns) - std::max(x.column, y.column);
+      p.boundary_links.push_back(std::max(overlap, 1));
+    }
+  }
+  return p;
+}
+
 // One attempt: ideal areas from `sized_min` (the memory minimum, possibly padded), rectangles checked against
-// the true `min_cores`.
-std::optional<Placement> place_with_targets(const std::vector<double>& work, const std::vector<double>& min_cores,
+// the true `min_cores`; the best over every band count.
+std::optional<Placement> place_with_targets(const std::vector<double>& work,
+                                            const std::vector<double>& min_cores,
                                             const std::vector<double>& sized_min, int columns, int rows) {
   const int n = static_cast<int>(work.size());
   const double cores = static_cast<double>(columns) * rows;
@@ -67,67 +135,13 @@ std::optional<Placement> place_with_targets(const std::vector<double>& work, con
   std::optional<Placement> best;
   double best_slowest = 0, best_aspect = 0;
   for (int k = 1; k <= std::min(n, rows); ++k) {
-    // Contiguous bands of about equal area.
-    std::vector<std::vector<int>> bands(1);
-    double cumulative = 0;
-    for (int b = 0; b < n; ++b) {
-      double band_end = cores * static_cast<double>(bands.size()) / k;
-      int blocks_left = n - b, bands_left = k - static_cast<int>(bands.size());
-      bool start_new = !bands.back().empty() && bands_left > 0 &&
-                       (cumulative + (*target)[b] / 2 > band_end || blocks_left <= bands_left);
-      if (start_new) bands.emplace_back();
-      bands.back().push_back(b);
-      cumulative += (*target)[b];
-    }
+    auto bands = cut_bands(*target, cores, k);
     if (static_cast<int>(bands.size()) != k) continue;
-    std::vector<double> band_area;
-    for (const auto& band : bands) {
-      double a = 0;
-      for (int b : band) a += (*target)[b];
-      band_area.push_back(a);
-    }
-    std::vector<int> heights = apportion(band_area, rows);
-    if (heights.empty()) continue;
-    Placement p;
-    p.bands = k;
-    p.regions.resize(n);
-    p.band.resize(n);
-    p.target_cores = *target;
-    for (int b = 0; b < n; ++b) p.sized_by_memory.push_back((*target)[b] <= sized_min[b] * (1 + 1e-12));
-    bool ok = true;
-    int row = 0;
-    for (int i = 0; i < k && ok; ++i) {
-      std::vector<double> w;
-      for (int b : bands[i]) w.push_back((*target)[b]);
-      std::vector<int> widths = apportion(w, columns);
-      if (widths.empty()) {
-        ok = false;
-        break;
-      }
-      int column = i % 2 == 0 ? 0 : columns;  // snake: even bands left to right, odd right to left
-      for (size_t j = 0; j < bands[i].size(); ++j) {
-        int b = bands[i][j];
-        if (i % 2 == 1) column -= widths[j];
-        p.regions[b] = {column, row, widths[j], heights[i]};
-        p.band[b] = i;
-        if (i % 2 == 0) column += widths[j];
-        if (static_cast<double>(p.regions[b].cores()) < min_cores[b]) ok = false;
-      }
-      row += heights[i];
-    }
-    if (!ok) continue;
-    for (int b = 0; b + 1 < n; ++b) {
-      const MeshRect &x = p.regions[b], &y = p.regions[b + 1];
-      if (p.band[b] == p.band[b + 1]) {
-        p.boundary_links.push_back(x.rows);
-      } else {
-        int overlap = std::min(x.column + x.columns, y.column + y.columns) - std::max(x.column, y.column);
-        p.boundary_links.push_back(std::max(overlap, 1));
-      }
-    }
+    auto p = lay_out_bands(bands, *target, min_cores, sized_min, columns, rows);
+    if (!p) continue;
     double slowest = 0, aspect = 0;
     for (int b = 0; b < n; ++b) {
-      const MeshRect& r = p.regions[b];
+      const MeshRect& r = p->regions[b];
       slowest = std::max(slowest, work[b] / static_cast<double>(r.cores()));
       aspect = std::max(aspect, std::max<double>(r.columns, r.rows) / std::min<double>(r.columns, r.rows));
     }

@@ -27,6 +27,36 @@ std::string find_project_file(const std::string& relative) {
   return relative;
 }
 
+namespace {
+
+// The terminal summary of a run: the figures, how auto settings were chosen, the simulation's size and the
+// files written (exactly those, so an out-of-memory run never claims a breakdown it did not write).
+void print_run_summary(const report::RunResult& r, double wall, const std::string& out,
+                       const std::vector<std::string>& written) {
+  fmt::print("{}", report::human_summary(r));
+  if (!r.search_log.empty() && r.ok())
+    fmt::print("  settings     chose the fastest of {} candidate settings (see result.json)\n",
+               r.search_log.size());
+  else if (!r.search_log.empty())
+    fmt::print("  settings     none of the {} candidate settings fits (see result.json)\n",
+               r.search_log.size());
+  if (r.ok())
+    fmt::print(
+        "  simulated    {} tasks, {} network phases ({} through SimGrid, the rest alone on their "
+        "links in closed form) "
+        "in {:.2f} s of wall time\n",
+        r.plan.graph.tasks.size(),
+        r.replay.closed_form_phases + r.replay.simgrid_activities - r.replay.handed_over_phases,
+        r.replay.simgrid_activities, wall);
+  if (!written.empty()) {  // exactly the files this run wrote
+    std::string list;
+    for (size_t i = 0; i < written.size(); ++i) list += (i ? ", " : "") + written[i];
+    fmt::print("  wrote        {}/{}\n", out, list);
+  }
+}
+
+}  // namespace
+
 void add_run_command(CLI::App& app) {
   struct Options {
     driver::RunRequest request;
@@ -83,26 +113,7 @@ void add_run_command(CLI::App& app) {
             fmt::format("--trace {}: nothing to trace, the run's status is {}", opt->trace, r.status));
     };
     if (opt->quiet) return untraceable();
-    fmt::print("{}", report::human_summary(r));
-    if (!r.search_log.empty() && r.ok())
-      fmt::print("  settings     chose the fastest of {} candidate settings (see result.json)\n",
-                 r.search_log.size());
-    else if (!r.search_log.empty())
-      fmt::print("  settings     none of the {} candidate settings fits (see result.json)\n",
-                 r.search_log.size());
-    if (r.ok())
-      fmt::print(
-          "  simulated    {} tasks, {} network phases ({} through SimGrid, the rest alone on their "
-          "links in closed form) "
-          "in {:.2f} s of wall time\n",
-          r.plan.graph.tasks.size(),
-          r.replay.closed_form_phases + r.replay.simgrid_activities - r.replay.handed_over_phases,
-          r.replay.simgrid_activities, wall);
-    if (!written.empty()) {  // exactly the files this run wrote
-      std::string list;
-      for (size_t i = 0; i < written.size(); ++i) list += (i ? ", " : "") + written[i];
-      fmt::print("  wrote        {}/{}\n", opt->out, list);
-    }
+    print_run_summary(r, wall, opt->out, written);
     if (traced) fmt::print("  trace        {}\n", opt->trace);
     std::fflush(stdout);
     untraceable();

@@ -135,18 +135,22 @@ Params fit(const std::vector<const Sample*>& samples, const DeviceProfile& base,
   return Params::from(best.data());
 }
 
-}  // namespace
-
-DeviceFitResult fit_device_profile(const GemmMeasurements& gemm, const MemoryMeasurements& memory,
-                                   const DeviceProfile& base, const DeviceFitOptions& options) {
-  DeviceFitResult result;
+// The GEMM rows as samples, and the burst/sustained rows apart (they measure the clock, not the model).
+struct GemmSamples {
   std::vector<Sample> samples;
-  std::map<std::string, int> skipped_dtypes;
   std::map<std::string, double> burst, sustained;  // dtype + shape -> seconds
+};
+
+// Rows of a dtype without a datasheet peak cannot be modelled: an error if that dtype is fitted, else
+// skipped with a note.
+GemmSamples gemm_samples(const GemmMeasurements& gemm, const DeviceFitOptions& options,
+                         DeviceFitResult& result) {
+  GemmSamples out;
+  std::map<std::string, int> skipped_dtypes;
   for (const auto& g : gemm.rows) {
     if (g.shape_class == "burst" || g.shape_class == "sustained") {
       auto key = fmt::format("{} {}x{}x{}", g.dtype, g.shape.m, g.shape.n, g.shape.k);
-      (g.shape_class == "burst" ? burst : sustained)[key] = g.seconds;
+      (g.shape_class == "burst" ? out.burst : out.sustained)[key] = g.seconds;
       continue;
     }
     bool fitted = contains(options.fitted_dtypes, g.dtype);
@@ -166,11 +170,16 @@ DeviceFitResult fit_device_profile(const GemmMeasurements& gemm, const MemoryMea
     s.dtype = g.dtype;
     s.shape = g.shape;
     s.seconds = g.seconds;
-    samples.push_back(s);
+    out.samples.push_back(s);
   }
   for (const auto& [dtype, n] : skipped_dtypes)
     result.notes.push_back(fmt::format("{} {} GEMM rows skipped: no datasheet peak for {}", n, dtype, dtype));
-  if (options.rates.empty()) throw std::logic_error("fit_device_profile: no rates");
+  return out;
+}
+
+// The memory rows as samples; the largest size of each kernel also gives that kernel's efficiency.
+void add_memory_samples(const MemoryMeasurements& memory, const DeviceFitOptions& options,
+                        std::vector<Sample>& samples, DeviceFitResult& result) {
   std::string memory_dtype = options.rates.count(options.fitted_dtypes.front())
                                  ? options.fitted_dtypes.front()
                                  : options.rates.begin()->first;  // HBM bandwidth is the same for all
@@ -190,6 +199,11 @@ DeviceFitResult fit_device_profile(const GemmMeasurements& gemm, const MemoryMea
           m.bytes / m.seconds / options.rates.at(memory_dtype).hbm_bandwidth;
     }
   }
+}
+
+// The fit needs both kinds of rows: GEMMs pin the compute terms, memory ops the bandwidth and overhead.
+void require_fitted_rows(const std::vector<Sample>& samples, const GemmMeasurements& gemm,
+                         const MemoryMeasurements& memory, const DeviceFitOptions& options) {
   auto count_fitted = [&](bool want_gemm) {
     return std::count_if(samples.begin(), samples.end(),
                          [&](const Sample& s) { return s.fitted && s.gemm == want_gemm; });
@@ -200,6 +214,52 @@ DeviceFitResult fit_device_profile(const GemmMeasurements& gemm, const MemoryMea
   if (count_fitted(false) == 0)
     throw InputError(fmt::format("{}: no rows of the memory-bound kernels the fit uses ({})",
                                  memory.header.file, fmt::join(options.memory_op_kernels, ", ")));
+}
+
+// A parameter on the bound of its range means the measurements wanted something unphysical: say so.
+void note_parameters_at_bounds(const Params& params, DeviceFitResult& result) {
+  for (int i = 0; i < Params::size; ++i) {
+    double v = params.vec()[i];
+    const char* names[] = {"gemm.mainloop_efficiency", "gemm.required_tile_intensity", "gemm.wave_overhead",
+                           "kernel_overhead", "memory.bandwidth_efficiency"};
+    if (std::fabs(v - kLower[i]) < 1e-6 * (1 + std::fabs(kLower[i])) ||
+        std::fabs(v - kUpper[i]) < 1e-6 * (1 + std::fabs(kUpper[i])))
+      result.notes.push_back(fmt::format(
+          "{} ended at the bound of its range: the measurements push it beyond what is physical (check the "
+          "datasheet peaks, or whether the shapes exercise it)",
+          names[i]));
+  }
+}
+
+// Burst vs sustained: the ratio of the same GEMM's time early and after minutes of load.
+void fit_clock_sustain(const GemmSamples& g, const DeviceProfile& base, const std::string& gemm_file,
+                       DeviceProfile& fitted, DeviceFitResult& result) {
+  std::vector<double> ratios;
+  for (const auto& [key, t] : g.burst)
+    if (g.sustained.count(key)) ratios.push_back(std::min(1.0, t / g.sustained.at(key)));
+  if (!ratios.empty()) {
+    double mean = 0;
+    for (double r : ratios) mean += r / ratios.size();
+    result.measured_clock_sustain = mean;
+    fitted.clock_sustain_factor = mean;
+  } else {
+    fitted.clock_sustain_factor = base.clock_sustain_factor;
+    result.notes.push_back(
+        fmt::format("clock_sustain_factor kept at {} from the base profile (no burst/sustained rows in {})",
+                    base.clock_sustain_factor, gemm_file));
+  }
+}
+
+}  // namespace
+
+DeviceFitResult fit_device_profile(const GemmMeasurements& gemm, const MemoryMeasurements& memory,
+                                   const DeviceProfile& base, const DeviceFitOptions& options) {
+  DeviceFitResult result;
+  GemmSamples g = gemm_samples(gemm, options, result);
+  std::vector<Sample>& samples = g.samples;
+  if (options.rates.empty()) throw std::logic_error("fit_device_profile: no rates");
+  add_memory_samples(memory, options, samples, result);
+  require_fitted_rows(samples, gemm, memory, options);
 
   // Hold-out: every Nth fitted row of each class (from the middle of each stride, so the smallest and
   // largest shapes of a sweep stay in the training set) is predicted by a fit that never saw it.
@@ -224,33 +284,8 @@ DeviceFitResult fit_device_profile(const GemmMeasurements& gemm, const MemoryMea
     result.in_sample[s.group].add(relative_error(model_seconds(s, fitted, options.rates), s.seconds));
   result.fitted_rows = static_cast<int>(all.size());
 
-  for (int i = 0; i < Params::size; ++i) {
-    double v = final_params.vec()[i];
-    const char* names[] = {"gemm.mainloop_efficiency", "gemm.required_tile_intensity", "gemm.wave_overhead",
-                           "kernel_overhead", "memory.bandwidth_efficiency"};
-    if (std::fabs(v - kLower[i]) < 1e-6 * (1 + std::fabs(kLower[i])) ||
-        std::fabs(v - kUpper[i]) < 1e-6 * (1 + std::fabs(kUpper[i])))
-      result.notes.push_back(fmt::format(
-          "{} ended at the bound of its range: the measurements push it beyond what is physical (check the "
-          "datasheet peaks, or whether the shapes exercise it)",
-          names[i]));
-  }
-
-  // Burst vs sustained: the ratio of the same GEMM's time early and after minutes of load.
-  std::vector<double> ratios;
-  for (const auto& [key, t] : burst)
-    if (sustained.count(key)) ratios.push_back(std::min(1.0, t / sustained.at(key)));
-  if (!ratios.empty()) {
-    double mean = 0;
-    for (double r : ratios) mean += r / ratios.size();
-    result.measured_clock_sustain = mean;
-    fitted.clock_sustain_factor = mean;
-  } else {
-    fitted.clock_sustain_factor = base.clock_sustain_factor;
-    result.notes.push_back(
-        fmt::format("clock_sustain_factor kept at {} from the base profile (no burst/sustained rows in {})",
-                    base.clock_sustain_factor, gemm.header.file));
-  }
+  note_parameters_at_bounds(final_params, result);
+  fit_clock_sustain(g, base, gemm.header.file, fitted, result);
   result.profile = fitted;
   return result;
 }

@@ -74,6 +74,168 @@ std::string nccl_version_from_code(const std::string& code) {
   return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
 }
 
+// --op given on the command line, checked once up front so that a typo fails before any log is read.
+std::string op_from_override(const std::string& op_override) {
+  std::string op = op_override.empty() ? "" : to_podsim_collective(op_override);
+  if (!op_override.empty() && op.empty())
+    throw InputError(
+        fmt::format("--op {}: not a collective podsim models (valid: all_reduce, all_gather, "
+                    "reduce_scatter, alltoall, sendrecv, broadcast)",
+                    op_override));
+  return op;
+}
+
+// Reads a log line by line. A log may hold several result tables (one per test program or run); the
+// preamble lines before a table (version, "Collective test starting", Rank lines, settings) describe it,
+// so they are kept as state until its header line opens a new NcclTestsLog.
+class NcclTestsLogParser {
+ public:
+  NcclTestsLogParser(const std::string& name, std::string op) : name_(name), op_(std::move(op)) {}
+
+  void line(int lineno, const std::string& line) {
+    if (preamble_line(line)) return;
+    if (!line.empty() && line[0] == '#') {
+      comment_line(lineno, line);
+      return;
+    }
+    auto t = tokens(line);
+    if (t.empty() || !in_table_) return;
+    if (!is_unsigned_integer(t[0])) return;  // other programs' output mixed into the log
+    result_row(lineno, t);
+  }
+
+  std::vector<NcclTestsLog> finish() {
+    if (logs_.empty())
+      throw InputError(fmt::format(
+          "{}: no nccl-tests result table (expected a header line '#  size  count  type  redop  root  time  "
+          "algbw  busbw ...' followed by result rows)",
+          name_));
+    for (const auto& log : logs_)
+      if (log.rows.empty())
+        throw InputError(fmt::format("{}:{}: the result table has no rows (did the test fail or stop early?)",
+                                     name_, log.first_line));
+    return std::move(logs_);
+  }
+
+ private:
+  // Version, NCCL INFO/WARN, "Collective test starting" and Rank lines; true when the line is done with.
+  bool preamble_line(const std::string& line) {
+    static const std::regex rank_line(
+        R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
+    static const std::regex tests_version(
+        R"(nccl-tests version\s+(\S+)(?:\s+nccl-headers=(\d+))?(?:\s+nccl-library=(\d+))?)");
+    static const std::regex nccl_version(R"(NCCL version\s+(\S+))");
+    static const std::regex starting(R"(^#\s*Collective test starting:\s*(\S+))");
+    std::smatch m;
+    if (std::regex_search(line, m, tests_version)) {
+      version_ = "nccl-tests " + m[1].str();
+      if (m[3].matched) version_ += ", NCCL " + nccl_version_from_code(m[3].str());
+    } else if (line.find("NCCL INFO") != std::string::npos || line.find("NCCL WARN") != std::string::npos) {
+      if (std::regex_search(line, m, nccl_version) && version_.find("NCCL") == std::string::npos)
+        version_ += (version_.empty() ? "NCCL " : ", NCCL ") + m[1].str();
+      return true;
+    }
+    if (std::regex_search(line, m, starting)) {
+      program_ = m[1].str();
+      in_table_ = false;
+      return true;
+    }
+    if (std::regex_match(line, m, rank_line)) {
+      rank_hosts_.emplace_back(std::stoi(m[1].str()), m[2].str());
+      device_ = m[3].str();
+      in_table_ = false;
+      return true;
+    }
+    return false;
+  }
+
+  // Other '#' lines: the settings line, or a result table's column header, which starts a new log.
+  void comment_line(int lineno, const std::string& line) {
+    auto t = tokens(line.substr(1));
+    if (!t.empty() && t[0] == "nThread") settings_ = line.substr(1);
+    Columns c;
+    if (!header_columns(t, c)) return;
+    cols_ = c;
+    logs_.emplace_back();
+    current_ = &logs_.back();
+    current_->file = name_;
+    current_->first_line = lineno;
+    current_->program = program_;
+    current_->version = version_;
+    current_->settings = settings_;
+    current_->op = !op_.empty()        ? op_
+                   : !program_.empty() ? to_podsim_collective(program_)
+                                       : collective_from_file_name(name_);
+    if (current_->op.empty())
+      throw InputError(
+          fmt::format("{}:{}: cannot tell which collective this table measured ({}); name the file after the "
+                      "nccl-tests program (e.g. all_reduce_perf.log) or pass --op all_reduce|all_gather|"
+                      "reduce_scatter|alltoall|sendrecv|broadcast",
+                      name_, lineno,
+                      program_.empty() ? "no '# Collective test starting' line"
+                                       : fmt::format("'{}' is not a collective podsim models", program_)));
+    finish_ranks(*current_, lineno);
+    program_.clear();
+    in_table_ = true;
+  }
+
+  // The ranks, hosts and device of a new table from the Rank lines before it. nccl-tests prints them once
+  // per run, so a later table of the same run without its own Rank lines takes the previous table's.
+  void finish_ranks(NcclTestsLog& log, int lineno) {
+    if (rank_hosts_.empty() && !logs_.empty() && &log != &logs_.front()) {
+      const NcclTestsLog& prev = logs_[logs_.size() - 2];
+      log.ranks = prev.ranks, log.nodes = prev.nodes, log.hosts = prev.hosts, log.device = prev.device;
+      return;
+    }
+    if (rank_hosts_.empty())
+      throw InputError(fmt::format(
+          "{}:{}: no '#  Rank N Group G Pid P on HOST device D [...] GPU' lines before the result table: the "
+          "log must show which GPUs took part (nccl-tests prints them; keep the whole output)",
+          name_, lineno));
+    std::set<int> ranks;
+    for (const auto& [rank, host] : rank_hosts_) {
+      ranks.insert(rank);
+      if (std::find(log.hosts.begin(), log.hosts.end(), host) == log.hosts.end()) log.hosts.push_back(host);
+    }
+    log.ranks = static_cast<int>(ranks.size());
+    log.nodes = static_cast<int>(log.hosts.size());
+    log.device = device_;
+    rank_hosts_.clear();
+  }
+
+  // One result row of the current table: out-of-place size, time and busbw, sizes strictly growing.
+  void result_row(int lineno, const std::vector<std::string>& t) {
+    if (t.size() < cols_.count)
+      throw InputError(fmt::format(
+          "{}:{}: result row has {} fields but the header at line {} needs at least {} (size ... time algbw "
+          "busbw): truncated line?",
+          name_, lineno, t.size(), current_->first_line, cols_.count));
+    NcclTestsRow row;
+    row.line = lineno;
+    row.bytes = number_at(t, cols_.size, "size (B)", name_, lineno);
+    row.seconds = number_at(t, cols_.time, "out-of-place time (us)", name_, lineno) * 1e-6;
+    row.busbw = number_at(t, cols_.busbw, "out-of-place busbw (GB/s)", name_, lineno) * 1e9;
+    if (row.bytes <= 0 || row.seconds <= 0)
+      throw InputError(fmt::format("{}:{}: size and time must be more than 0 (got {} B, {} us)", name_,
+                                   lineno, row.bytes, row.seconds * 1e6));
+    if (!current_->rows.empty() && row.bytes <= current_->rows.back().bytes)
+      throw InputError(fmt::format(
+          "{}:{}: size {} B does not increase (line {} had {} B): sizes must grow within one test; if two "
+          "runs were pasted together, keep each with its own column header",
+          name_, lineno, row.bytes, current_->rows.back().line, current_->rows.back().bytes));
+    current_->rows.push_back(row);
+  }
+
+  const std::string& name_;
+  const std::string op_;  // from --op; "" = from the log or its file name
+  std::vector<NcclTestsLog> logs_;
+  std::vector<std::pair<int, std::string>> rank_hosts_;  // Rank lines since the last table
+  std::string device_, program_, version_, settings_;
+  NcclTestsLog* current_ = nullptr;  // into logs_: only emplace_back moves it, and that resets it
+  Columns cols_;
+  bool in_table_ = false;
+};
+
 }  // namespace
 
 std::string to_podsim_collective(const std::string& raw) {
@@ -90,133 +252,9 @@ std::string to_podsim_collective(const std::string& raw) {
 
 std::vector<NcclTestsLog> parse_nccl_tests_log(const std::string& text, const std::string& name,
                                                const std::string& op_override) {
-  static const std::regex rank_line(
-      R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
-  static const std::regex tests_version(
-      R"(nccl-tests version\s+(\S+)(?:\s+nccl-headers=(\d+))?(?:\s+nccl-library=(\d+))?)");
-  static const std::regex nccl_version(R"(NCCL version\s+(\S+))");
-  static const std::regex starting(R"(^#\s*Collective test starting:\s*(\S+))");
-
-  std::string op = op_override.empty() ? "" : to_podsim_collective(op_override);
-  if (!op_override.empty() && op.empty())
-    throw InputError(
-        fmt::format("--op {}: not a collective podsim models (valid: all_reduce, all_gather, "
-                    "reduce_scatter, alltoall, sendrecv, broadcast)",
-                    op_override));
-
-  std::vector<NcclTestsLog> logs;
-  std::vector<std::pair<int, std::string>> rank_hosts;  // Rank lines since the last table
-  std::string device, program, version, settings;
-  NcclTestsLog* current = nullptr;
-  Columns cols;
-  bool in_table = false;
-
-  auto finish_ranks = [&](NcclTestsLog& log, int lineno) {
-    if (rank_hosts.empty() && !logs.empty() && &log != &logs.front()) {
-      const NcclTestsLog& prev = logs[logs.size() - 2];
-      log.ranks = prev.ranks, log.nodes = prev.nodes, log.hosts = prev.hosts, log.device = prev.device;
-      return;
-    }
-    if (rank_hosts.empty())
-      throw InputError(fmt::format(
-          "{}:{}: no '#  Rank N Group G Pid P on HOST device D [...] GPU' lines before the result table: the "
-          "log must show which GPUs took part (nccl-tests prints them; keep the whole output)",
-          name, lineno));
-    std::set<int> ranks;
-    for (const auto& [rank, host] : rank_hosts) {
-      ranks.insert(rank);
-      if (std::find(log.hosts.begin(), log.hosts.end(), host) == log.hosts.end()) log.hosts.push_back(host);
-    }
-    log.ranks = static_cast<int>(ranks.size());
-    log.nodes = static_cast<int>(log.hosts.size());
-    log.device = device;
-    rank_hosts.clear();
-  };
-
-  for (const auto& [lineno, line] : numbered_lines(text)) {
-    std::smatch m;
-    if (std::regex_search(line, m, tests_version)) {
-      version = "nccl-tests " + m[1].str();
-      if (m[3].matched) version += ", NCCL " + nccl_version_from_code(m[3].str());
-    } else if (line.find("NCCL INFO") != std::string::npos || line.find("NCCL WARN") != std::string::npos) {
-      if (std::regex_search(line, m, nccl_version) && version.find("NCCL") == std::string::npos)
-        version += (version.empty() ? "NCCL " : ", NCCL ") + m[1].str();
-      continue;
-    }
-    if (std::regex_search(line, m, starting)) {
-      program = m[1].str();
-      in_table = false;
-      continue;
-    }
-    if (std::regex_match(line, m, rank_line)) {
-      rank_hosts.emplace_back(std::stoi(m[1].str()), m[2].str());
-      device = m[3].str();
-      in_table = false;
-      continue;
-    }
-    if (!line.empty() && line[0] == '#') {
-      auto t = tokens(line.substr(1));
-      if (!t.empty() && t[0] == "nThread") settings = line.substr(1);
-      Columns c;
-      if (header_columns(t, c)) {
-        cols = c;
-        logs.emplace_back();
-        current = &logs.back();
-        current->file = name;
-        current->first_line = lineno;
-        current->program = program;
-        current->version = version;
-        current->settings = settings;
-        current->op = !op.empty()        ? op
-                      : !program.empty() ? to_podsim_collective(program)
-                                         : collective_from_file_name(name);
-        if (current->op.empty())
-          throw InputError(fmt::format(
-              "{}:{}: cannot tell which collective this table measured ({}); name the file after the "
-              "nccl-tests program (e.g. all_reduce_perf.log) or pass --op all_reduce|all_gather|"
-              "reduce_scatter|alltoall|sendrecv|broadcast",
-              name, lineno,
-              program.empty() ? "no '# Collective test starting' line"
-                              : fmt::format("'{}' is not a collective podsim models", program)));
-        finish_ranks(*current, lineno);
-        program.clear();
-        in_table = true;
-      }
-      continue;
-    }
-    auto t = tokens(line);
-    if (t.empty() || !in_table) continue;
-    if (!is_unsigned_integer(t[0])) continue;  // other programs' output mixed into the log
-    if (t.size() < cols.count)
-      throw InputError(fmt::format(
-          "{}:{}: result row has {} fields but the header at line {} needs at least {} (size ... time algbw "
-          "busbw): truncated line?",
-          name, lineno, t.size(), current->first_line, cols.count));
-    NcclTestsRow row;
-    row.line = lineno;
-    row.bytes = number_at(t, cols.size, "size (B)", name, lineno);
-    row.seconds = number_at(t, cols.time, "out-of-place time (us)", name, lineno) * 1e-6;
-    row.busbw = number_at(t, cols.busbw, "out-of-place busbw (GB/s)", name, lineno) * 1e9;
-    if (row.bytes <= 0 || row.seconds <= 0)
-      throw InputError(fmt::format("{}:{}: size and time must be more than 0 (got {} B, {} us)", name, lineno,
-                                   row.bytes, row.seconds * 1e6));
-    if (!current->rows.empty() && row.bytes <= current->rows.back().bytes)
-      throw InputError(fmt::format(
-          "{}:{}: size {} B does not increase (line {} had {} B): sizes must grow within one test; if two "
-          "runs were pasted together, keep each with its own column header",
-          name, lineno, row.bytes, current->rows.back().line, current->rows.back().bytes));
-    current->rows.push_back(row);
-  }
-  if (logs.empty())
-    throw InputError(fmt::format(
-        "{}: no nccl-tests result table (expected a header line '#  size  count  type  redop  root  time  "
-        "algbw  busbw ...' followed by result rows)",
-        name));
-  for (const auto& log : logs)
-    if (log.rows.empty())
-      throw InputError(fmt::format("{}:{}: the result table has no rows (did the test fail or stop early?)",
-                                   name, log.first_line));
-  return logs;
+  NcclTestsLogParser parser(name, op_from_override(op_override));
+  for (const auto& [lineno, line] : numbered_lines(text)) parser.line(lineno, line);
+  return parser.finish();
 }
 
 bool is_calib_nccl_csv(const std::string& text) {

@@ -93,16 +93,25 @@ int round_up(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-}  // namespace
+// What the YAML says about one server and the fabric, before anything is built.
+struct GpuClusterSpec {
+  double nvlink_bw = 0, nvlink_lat = 0;
+  int nvswitch_chips = 0;
+  double nic_bw = 0, pcie_bw = 0, pcie_lat = 0;
+  int radix = 0;
+  double hop_lat = 0, oversub = 1;
+};
 
-Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) {
-  Topology topo;
-  topo.name = read_document_name(root);
-  long long nodes = read_server_count(root);
+// Link bandwidths that follow from the sizing of the tree (see size_fat_tree).
+struct TierBandwidth {
+  double leaf_up = 0;     // all uplinks of one leaf
+  double spine_down = 0;  // all downlinks of one spine
+};
 
-  topo.device = read_device_spec(root.child("device"), base_dir);
-  topo.device_profile = calibration::load_device_profile(topo.device.profile_path);
-
+// The `node` block: GPUs, NVSwitch plane, NICs and PCIe. Reads keys in the order the errors have always
+// been reported in, so a preset with several mistakes still names the same one first.
+void read_server(const ConfigNode& root, long long nodes, Topology& topo, FatTreeShape& shape,
+                 GpuClusterSpec& spec) {
   ConfigNode node = root.child("node");
   node.string_or("name", "");
   int gpus = static_cast<int>(node.integer_in("devices", 1, 1024));
@@ -112,61 +121,69 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
                   "{} servers x {} devices = {} devices is more than podsim simulates ({}); use fewer nodes",
                   nodes, gpus, nodes * gpus, kMaxDevices));
   ConfigNode scale_up = node.child("scale_up");
-  double nvlink_bw = scale_up.positive("bandwidth_GBps") * 1e9;
-  double nvlink_lat = scale_up.non_negative_or("latency_us", 0.5) * 1e-6;
-  int nvswitch_chips = static_cast<int>(scale_up.integer_in_or("switches", 1, 1024, 1));
+  spec.nvlink_bw = scale_up.positive("bandwidth_GBps") * 1e9;
+  spec.nvlink_lat = scale_up.non_negative_or("latency_us", 0.5) * 1e-6;
+  spec.nvswitch_chips = static_cast<int>(scale_up.integer_in_or("switches", 1, 1024, 1));
   scale_up.choice_or("kind", {"nvswitch"}, "nvswitch");
   scale_up.reject_unknown_keys();
   int nics = static_cast<int>(node.positive_integer("nics"));
   if (nics > gpus || gpus % nics != 0)
     node.fail("nics", fmt::format("{} NICs cannot be shared evenly by {} devices; use a divisor of {}", nics,
                                   gpus, gpus));
-  double nic_bw = node.positive("nic_bandwidth_Gbps") * 1e9 / 8;
-  double pcie_bw = node.positive("pcie_bandwidth_GBps") * 1e9;
-  double pcie_lat = node.non_negative_or("pcie_latency_us", 0.5) * 1e-6;
+  spec.nic_bw = node.positive("nic_bandwidth_Gbps") * 1e9 / 8;
+  spec.pcie_bw = node.positive("pcie_bandwidth_GBps") * 1e9;
+  spec.pcie_lat = node.non_negative_or("pcie_latency_us", 0.5) * 1e-6;
   topo.host = read_host_spec(node);  // optional DRAM and SSD of the server (parameter-server workloads)
-  topo.host.pcie_bandwidth = pcie_bw;
+  topo.host.pcie_bandwidth = spec.pcie_bw;
   node.reject_unknown_keys();
-
-  ConfigNode fabric = root.child("fabric");
-  fabric.choice("kind", {"rail_optimized_fat_tree"});
-  FatTreeShape shape;
   shape.nodes = static_cast<int>(nodes);
   shape.gpus = gpus;
   shape.nics = nics;
+}
+
+// The `fabric` block: scalable units, spine groups and the switches they are built from.
+void read_fabric(const ConfigNode& root, FatTreeShape& shape, GpuClusterSpec& spec) {
+  ConfigNode fabric = root.child("fabric");
+  fabric.choice("kind", {"rail_optimized_fat_tree"});
   shape.su_nodes = static_cast<int>(fabric.integer_in("scalable_unit_nodes", 1, 4096));
   shape.sus_per_group = static_cast<int>(fabric.integer_in("sus_per_spine_group", 1, 4096));
-  int radix = static_cast<int>(fabric.integer_in("switch_radix", 4, 4096));
-  double hop_lat = fabric.non_negative_or("hop_latency_us", 0.6) * 1e-6;
-  double oversub = fabric.positive_or("oversubscription", 1.0);
-  if (oversub < 1) fabric.fail("oversubscription", "must be 1 (non-blocking) or more (e.g. 2 for 2:1)");
+  spec.radix = static_cast<int>(fabric.integer_in("switch_radix", 4, 4096));
+  spec.hop_lat = fabric.non_negative_or("hop_latency_us", 0.6) * 1e-6;
+  spec.oversub = fabric.positive_or("oversubscription", 1.0);
+  if (spec.oversub < 1) fabric.fail("oversubscription", "must be 1 (non-blocking) or more (e.g. 2 for 2:1)");
   fabric.reject_unknown_keys();
-  if (shape.su_nodes > radix)
+  if (shape.su_nodes > spec.radix)
     fabric.fail("scalable_unit_nodes", fmt::format("an SU of {} servers needs leaves with more than {} ports",
-                                                   shape.su_nodes, radix));
+                                                   shape.su_nodes, spec.radix));
+}
 
+// Counts switches per tier from the switch radix: the fewest spines (and cores) whose ports take every
+// uplink below them, split evenly among rails so that each rail stays its own fat tree.
+TierBandwidth size_fat_tree(FatTreeShape& shape, const GpuClusterSpec& spec) {
+  const int nics = shape.nics, radix = spec.radix;
   shape.sus = (shape.nodes + shape.su_nodes - 1) / shape.su_nodes;
   shape.groups = (shape.sus + shape.sus_per_group - 1) / shape.sus_per_group;
   int sus_in_group = std::min(shape.sus, shape.sus_per_group);
-  int leaf_up_ports = static_cast<int>(std::ceil(shape.su_nodes / oversub));
+  int leaf_up_ports = static_cast<int>(std::ceil(shape.su_nodes / spec.oversub));
   // Spines of one group: enough ports for every leaf uplink of the group, split evenly among rails.
   int spines_per_group = round_up((sus_in_group * nics * leaf_up_ports + radix - 1) / radix, nics);
   shape.spines_per_rail = std::max(1, spines_per_group / nics);
-  double leaf_up_bw = leaf_up_ports * nic_bw;
-  double spine_down_bw = sus_in_group * leaf_up_bw / shape.spines_per_rail;
+  TierBandwidth bw;
+  bw.leaf_up = leaf_up_ports * spec.nic_bw;
+  bw.spine_down = sus_in_group * bw.leaf_up / shape.spines_per_rail;
   if (shape.groups > 1) {
     int spine_up_ports = (sus_in_group * leaf_up_ports) / shape.spines_per_rail;
     int cores = round_up((shape.groups * spines_per_group * spine_up_ports + radix - 1) / radix, nics);
     shape.cores_per_rail = std::max(1, cores / nics);
   }
+  return bw;
+}
 
-  topo.nodes = shape.nodes;
-  topo.devices_per_node = gpus;
-  auto router = std::make_unique<RailFatTreeRouter>();
-  router->shape = shape;
-  std::vector<int> rails;
-
-  // Servers: GPUs, the NVSwitch plane, NICs.
+// Servers: GPUs, the NVSwitch plane, NICs. Returns the NIC vertex of each (server, rail) for the fabric.
+std::vector<int> add_servers(Topology& topo, RailFatTreeRouter& router, const GpuClusterSpec& spec,
+                             std::vector<int>& rails) {
+  const FatTreeShape& shape = router.shape;
+  const int nics = shape.nics, gpus = shape.gpus;
   std::vector<int> nic_vertex(static_cast<size_t>(shape.nodes) * nics);
   for (int n = 0; n < shape.nodes; ++n) {
     int nvswitch = topo.add_vertex({VertexKind::switch_, fmt::format("node{}/nvswitch", n), "nvswitch", n});
@@ -177,77 +194,107 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
       int dev = n * gpus + g;
       int v = topo.add_vertex({VertexKind::device, fmt::format("node{}/gpu{}", n, g), "gpu", n});
       topo.device_vertex.push_back(v);
-      router->vertex_device.resize(topo.vertices.size(), -1);
-      router->vertex_device[v] = dev;
+      router.vertex_device.resize(topo.vertices.size(), -1);
+      router.vertex_device[v] = dev;
       int rail = g * nics / gpus;
       rails.push_back(rail);
-      router->device_rail.push_back(rail);
-      router->gpu_nvswitch.push_back(topo.add_link(v, nvswitch, nvlink_bw, nvlink_lat, LinkClass::nvlink));
-      router->gpu_nic.push_back(
-          topo.add_link(v, nic_vertex[n * nics + rail], pcie_bw, pcie_lat, LinkClass::pcie));
+      router.device_rail.push_back(rail);
+      router.gpu_nvswitch.push_back(
+          topo.add_link(v, nvswitch, spec.nvlink_bw, spec.nvlink_lat, LinkClass::nvlink));
+      router.gpu_nic.push_back(
+          topo.add_link(v, nic_vertex[n * nics + rail], spec.pcie_bw, spec.pcie_lat, LinkClass::pcie));
     }
     for (int r = 0; r < nics; ++r) {
       int first = -1;
       for (int g = 0; g < gpus && first < 0; ++g)
         if (g * nics / gpus == r) first = n * gpus + g;
-      router->rail_gpu.push_back(first);
+      router.rail_gpu.push_back(first);
     }
   }
+  return nic_vertex;
+}
 
-  // Fabric: leaves per (SU, rail), spines per (group, rail), cores per rail.
-  if (shape.nodes > 1) {
-    std::vector<int> leaf_vertex(static_cast<size_t>(shape.sus) * nics);
-    for (int su = 0; su < shape.sus; ++su)
-      for (int r = 0; r < nics; ++r)
-        leaf_vertex[su * nics + r] =
-            topo.add_vertex({VertexKind::switch_, fmt::format("su{}/leaf{}", su, r), "leaf", -1});
-    router->nic_leaf.resize(static_cast<size_t>(shape.nodes) * nics);
-    for (int n = 0; n < shape.nodes; ++n)
-      for (int r = 0; r < nics; ++r)
-        router->nic_leaf[n * nics + r] =
-            topo.add_link(nic_vertex[n * nics + r], leaf_vertex[(n / shape.su_nodes) * nics + r], nic_bw,
-                          hop_lat, LinkClass::infiniband);
-    if (shape.sus > 1) {
-      std::vector<int> spine_vertex(static_cast<size_t>(shape.groups) * nics * shape.spines_per_rail);
-      for (int g = 0; g < shape.groups; ++g)
-        for (int r = 0; r < nics; ++r)
-          for (int j = 0; j < shape.spines_per_rail; ++j)
-            spine_vertex[router->spine_index(g, r, j)] = topo.add_vertex(
-                {VertexKind::switch_, fmt::format("group{}/spine{}.{}", g, r, j), "spine", -1});
-      router->leaf_spine.resize(static_cast<size_t>(shape.sus) * nics * shape.spines_per_rail);
-      double trunk = leaf_up_bw / shape.spines_per_rail;
-      for (int su = 0; su < shape.sus; ++su)
-        for (int r = 0; r < nics; ++r)
-          for (int j = 0; j < shape.spines_per_rail; ++j)
-            router->leaf_spine[(su * nics + r) * shape.spines_per_rail + j] = topo.add_link(
-                leaf_vertex[su * nics + r], spine_vertex[router->spine_index(su / shape.sus_per_group, r, j)],
-                trunk, hop_lat, LinkClass::infiniband);
-      if (shape.groups > 1) {
-        std::vector<int> core_vertex(static_cast<size_t>(nics) * shape.cores_per_rail);
-        for (int r = 0; r < nics; ++r)
-          for (int c = 0; c < shape.cores_per_rail; ++c)
-            core_vertex[r * shape.cores_per_rail + c] =
-                topo.add_vertex({VertexKind::switch_, fmt::format("core{}.{}", r, c), "core", -1});
-        router->spine_core.resize(spine_vertex.size() * shape.cores_per_rail);
-        double up = spine_down_bw / shape.cores_per_rail;
-        for (int g = 0; g < shape.groups; ++g)
-          for (int r = 0; r < nics; ++r)
-            for (int j = 0; j < shape.spines_per_rail; ++j)
-              for (int c = 0; c < shape.cores_per_rail; ++c)
-                router->spine_core[router->spine_index(g, r, j) * shape.cores_per_rail + c] = topo.add_link(
-                    spine_vertex[router->spine_index(g, r, j)], core_vertex[r * shape.cores_per_rail + c], up,
-                    hop_lat, LinkClass::infiniband);
-      }
-    }
-  }
-  router->vertex_device.resize(topo.vertices.size(), -1);
-  topo.set_rails(std::move(rails));
+// Leaves per (SU, rail), each NIC to the leaf of its rail. Returns the leaf vertices.
+std::vector<int> add_leaves(Topology& topo, RailFatTreeRouter& router, const GpuClusterSpec& spec,
+                            const std::vector<int>& nic_vertex) {
+  const FatTreeShape& shape = router.shape;
+  const int nics = shape.nics;
+  std::vector<int> leaf_vertex(static_cast<size_t>(shape.sus) * nics);
+  for (int su = 0; su < shape.sus; ++su)
+    for (int r = 0; r < nics; ++r)
+      leaf_vertex[su * nics + r] =
+          topo.add_vertex({VertexKind::switch_, fmt::format("su{}/leaf{}", su, r), "leaf", -1});
+  router.nic_leaf.resize(static_cast<size_t>(shape.nodes) * nics);
+  for (int n = 0; n < shape.nodes; ++n)
+    for (int r = 0; r < nics; ++r)
+      router.nic_leaf[n * nics + r] =
+          topo.add_link(nic_vertex[n * nics + r], leaf_vertex[(n / shape.su_nodes) * nics + r], spec.nic_bw,
+                        spec.hop_lat, LinkClass::infiniband);
+  return leaf_vertex;
+}
+
+// Spines per (group, rail), each leaf trunked to every spine of its group and rail. Returns the spines.
+std::vector<int> add_spines(Topology& topo, RailFatTreeRouter& router, const GpuClusterSpec& spec,
+                            const TierBandwidth& bw, const std::vector<int>& leaf_vertex) {
+  const FatTreeShape& shape = router.shape;
+  const int nics = shape.nics;
+  std::vector<int> spine_vertex(static_cast<size_t>(shape.groups) * nics * shape.spines_per_rail);
+  for (int g = 0; g < shape.groups; ++g)
+    for (int r = 0; r < nics; ++r)
+      for (int j = 0; j < shape.spines_per_rail; ++j)
+        spine_vertex[router.spine_index(g, r, j)] =
+            topo.add_vertex({VertexKind::switch_, fmt::format("group{}/spine{}.{}", g, r, j), "spine", -1});
+  router.leaf_spine.resize(static_cast<size_t>(shape.sus) * nics * shape.spines_per_rail);
+  double trunk = bw.leaf_up / shape.spines_per_rail;
+  for (int su = 0; su < shape.sus; ++su)
+    for (int r = 0; r < nics; ++r)
+      for (int j = 0; j < shape.spines_per_rail; ++j)
+        router.leaf_spine[(su * nics + r) * shape.spines_per_rail + j] = topo.add_link(
+            leaf_vertex[su * nics + r], spine_vertex[router.spine_index(su / shape.sus_per_group, r, j)],
+            trunk, spec.hop_lat, LinkClass::infiniband);
+  return spine_vertex;
+}
+
+// Cores per rail, each spine trunked to every core of its rail (only with more than one spine group).
+void add_cores(Topology& topo, RailFatTreeRouter& router, const GpuClusterSpec& spec, const TierBandwidth& bw,
+               const std::vector<int>& spine_vertex) {
+  const FatTreeShape& shape = router.shape;
+  const int nics = shape.nics;
+  std::vector<int> core_vertex(static_cast<size_t>(nics) * shape.cores_per_rail);
+  for (int r = 0; r < nics; ++r)
+    for (int c = 0; c < shape.cores_per_rail; ++c)
+      core_vertex[r * shape.cores_per_rail + c] =
+          topo.add_vertex({VertexKind::switch_, fmt::format("core{}.{}", r, c), "core", -1});
+  router.spine_core.resize(spine_vertex.size() * shape.cores_per_rail);
+  double up = bw.spine_down / shape.cores_per_rail;
+  for (int g = 0; g < shape.groups; ++g)
+    for (int r = 0; r < nics; ++r)
+      for (int j = 0; j < shape.spines_per_rail; ++j)
+        for (int c = 0; c < shape.cores_per_rail; ++c)
+          router.spine_core[router.spine_index(g, r, j) * shape.cores_per_rail + c] = topo.add_link(
+              spine_vertex[router.spine_index(g, r, j)], core_vertex[r * shape.cores_per_rail + c], up,
+              spec.hop_lat, LinkClass::infiniband);
+}
+
+// Fabric: only the tiers the size needs (one server has none, one SU only leaves, one group no cores).
+void add_fabric(Topology& topo, RailFatTreeRouter& router, const GpuClusterSpec& spec,
+                const TierBandwidth& bw, const std::vector<int>& nic_vertex) {
+  const FatTreeShape& shape = router.shape;
+  if (shape.nodes <= 1) return;
+  std::vector<int> leaf_vertex = add_leaves(topo, router, spec, nic_vertex);
+  if (shape.sus <= 1) return;
+  std::vector<int> spine_vertex = add_spines(topo, router, spec, bw, leaf_vertex);
+  if (shape.groups > 1) add_cores(topo, router, spec, bw, spine_vertex);
+}
+
+// The lines `podsim topo describe` prints for this family.
+void describe_gpu_cluster(Topology& topo, const FatTreeShape& shape, const GpuClusterSpec& spec) {
   topo.facts = {
-      {"servers",
-       fmt::format("{} x {} {} ({} devices)", shape.nodes, gpus, topo.device.name, shape.nodes * gpus)},
+      {"servers", fmt::format("{} x {} {} ({} devices)", shape.nodes, shape.gpus, topo.device.name,
+                              shape.nodes * shape.gpus)},
       {"scale-up", fmt::format("NVLink {:.0f} GB/s per GPU per direction, {} NVSwitch chips per server",
-                               nvlink_bw / 1e9, nvswitch_chips)},
-      {"rails", fmt::format("{} NICs per server at {:.0f} Gb/s", nics, nic_bw * 8 / 1e9)},
+                               spec.nvlink_bw / 1e9, spec.nvswitch_chips)},
+      {"rails", fmt::format("{} NICs per server at {:.0f} Gb/s", shape.nics, spec.nic_bw * 8 / 1e9)},
       {"scalable units", fmt::format("{} of {} servers", shape.sus, shape.su_nodes)},
       {"fat tree", shape.nodes == 1 ? std::string("none (one server)")
                    : shape.sus == 1 ? std::string("one leaf level")
@@ -255,9 +302,37 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
                        ? fmt::format("leaf/spine ({} spines per rail)", shape.spines_per_rail)
                        : fmt::format("leaf/spine/core ({} spine groups of {} SUs, {} cores per rail)",
                                      shape.groups, shape.sus_per_group, shape.cores_per_rail)},
-      {"oversubscription", fmt::format("{}:1", oversub)},
+      {"oversubscription", fmt::format("{}:1", spec.oversub)},
   };
   if (topo.host.has_memory() || topo.host.has_ssd()) topo.facts.push_back({"host", describe_host(topo.host)});
+}
+
+}  // namespace
+
+Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) {
+  Topology topo;
+  topo.name = read_document_name(root);
+  long long nodes = read_server_count(root);
+
+  topo.device = read_device_spec(root.child("device"), base_dir);
+  topo.device_profile = calibration::load_device_profile(topo.device.profile_path);
+
+  FatTreeShape shape;
+  GpuClusterSpec spec;
+  read_server(root, nodes, topo, shape, spec);
+  read_fabric(root, shape, spec);
+  TierBandwidth bw = size_fat_tree(shape, spec);
+
+  topo.nodes = shape.nodes;
+  topo.devices_per_node = shape.gpus;
+  auto router = std::make_unique<RailFatTreeRouter>();
+  router->shape = shape;
+  std::vector<int> rails;
+  std::vector<int> nic_vertex = add_servers(topo, *router, spec, rails);
+  add_fabric(topo, *router, spec, bw, nic_vertex);
+  router->vertex_device.resize(topo.vertices.size(), -1);  // switches added last map to no device
+  topo.set_rails(std::move(rails));
+  describe_gpu_cluster(topo, shape, spec);
   topo.set_router(std::move(router));
   topo.set_family(std::make_shared<const GpuClusterData>());
   apply_fabric_profile(topo, root, base_dir);

@@ -186,11 +186,23 @@ bool TorusGeometry::translation_symmetric() const {
   return true;
 }
 
-Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
-  Topology topo;
-  topo.name = read_document_name(root);
+namespace {
 
-  std::vector<int> pod;
+// What the YAML says about a torus slice, before anything is built.
+struct TorusSpec {
+  std::vector<int> pod, dims;
+  std::string pod_text;
+  bool wrap = true, twisted = false;
+  std::string chip_name;
+  int cores = 0;
+  double core_bw = 0;
+  int links_per_chip = 0;
+  double link_bw = 0, link_lat = 0;
+};
+
+// `pod_dims`, `slice_multiple` and `dims`: the slice must fit the pod and be built from whole blocks.
+void read_slice(const ConfigNode& root, TorusSpec& spec) {
+  std::vector<int>& pod = spec.pod;
   for (const ConfigNode& n : root.list("pod_dims")) {
     double v = n.as_number();
     if (v < 1 || v != static_cast<int>(v)) n.fail({}, "a pod dimension is a whole number of chips >= 1");
@@ -198,12 +210,12 @@ Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
   }
   if (pod.size() != 2 && pod.size() != 3) root.fail("pod_dims", "a torus has 2 or 3 dimensions");
   int multiple = static_cast<int>(root.positive_integer_or("slice_multiple", 1));
-  std::vector<int> dims;
+  std::vector<int>& dims = spec.dims;
   std::vector<ConfigNode> dim_nodes = root.list("dims");
-  std::string pod_text = shape_text(pod);
+  spec.pod_text = shape_text(pod);
   if (dim_nodes.size() != pod.size())
     root.fail("dims", fmt::format("this pod is a {}D torus of {} chips; give {} dimensions, e.g. [{}]",
-                                  pod.size(), pod_text, pod.size(), fmt::join(pod, ", ")));
+                                  pod.size(), spec.pod_text, pod.size(), fmt::join(pod, ", ")));
   for (size_t d = 0; d < dim_nodes.size(); ++d) {
     double v = dim_nodes[d].as_number();
     if (v < 1 || v != static_cast<int>(v))
@@ -213,7 +225,7 @@ Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
   for (size_t d = 0; d < dims.size(); ++d) {
     if (dims[d] > pod[d])
       root.fail("dims", fmt::format("{} does not fit the pod of {} chips: dimension {} is {} but at most {}",
-                                    shape_text(dims), pod_text, d, dims[d], pod[d]));
+                                    shape_text(dims), spec.pod_text, d, dims[d], pod[d]));
     if (dims[d] % multiple) {
       std::vector<int> valid;
       for (int k = multiple; k <= pod[d]; k += multiple) valid.push_back(k);
@@ -223,62 +235,62 @@ Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
                             d, dims[d], multiple, multiple, fmt::join(valid, ", ")));
     }
   }
-  bool wrap = root.boolean_or("wraparound", true);
-  bool twisted = root.boolean_or("twisted", false);
+  spec.wrap = root.boolean_or("wraparound", true);
+  spec.twisted = root.boolean_or("twisted", false);
+}
 
+// The `chip` block: how many devices (cores) share one ICI router, and how fast they talk on-chip.
+void read_chip(const ConfigNode& root, TorusSpec& spec) {
   ConfigNode chip = root.child("chip");
-  std::string chip_name = chip.string("name");
-  int cores = static_cast<int>(chip.positive_integer("cores"));
-  double core_bw = chip.positive("core_bandwidth_GBps") * 1e9;
+  spec.chip_name = chip.string("name");
+  spec.cores = static_cast<int>(chip.positive_integer("cores"));
+  spec.core_bw = chip.positive("core_bandwidth_GBps") * 1e9;
   chip.reject_unknown_keys();
+}
 
-  topo.device = read_device_spec(root.child("device"), base_dir);
-  topo.device_profile = calibration::load_device_profile(topo.device.profile_path);
-
+// The `ici` block: one link per direction of each dimension, so the count must match the slice.
+void read_ici(const ConfigNode& root, TorusSpec& spec) {
   ConfigNode ici = root.child("ici");
-  int links_per_chip = static_cast<int>(ici.positive_integer("links_per_chip"));
-  if (links_per_chip != 2 * static_cast<int>(dims.size()))
+  spec.links_per_chip = static_cast<int>(ici.positive_integer("links_per_chip"));
+  if (spec.links_per_chip != 2 * static_cast<int>(spec.dims.size()))
     ici.fail("links_per_chip",
              fmt::format("a chip of a {}D torus has {} ICI links (one per direction of each "
                          "dimension), not {}",
-                         dims.size(), 2 * dims.size(), links_per_chip));
-  double link_bw = ici.positive("bandwidth_GBps") * 1e9;
-  double link_lat = ici.non_negative_or("latency_us", 1.0) * 1e-6;
+                         spec.dims.size(), 2 * spec.dims.size(), spec.links_per_chip));
+  spec.link_bw = ici.positive("bandwidth_GBps") * 1e9;
+  spec.link_lat = ici.non_negative_or("latency_us", 1.0) * 1e-6;
   ici.reject_unknown_keys();
+}
 
-  TorusGeometry geo;
-  geo.dims = dims;
-  geo.cores_per_chip = cores;
-  geo.core_bandwidth = core_bw;
-  geo.link_bandwidth = link_bw;
+// Wraparound per dimension and, on a twisted torus, how far each short wraparound shifts the long ones.
+void set_wraparound_and_twist(const ConfigNode& root, const TorusSpec& spec, TorusGeometry& geo) {
+  const std::vector<int>& dims = spec.dims;
   const int D = static_cast<int>(dims.size());
-  for (int d = 0; d < D; ++d) geo.wraparound.push_back(wrap && dims[d] > 2);
+  for (int d = 0; d < D; ++d) geo.wraparound.push_back(spec.wrap && dims[d] > 2);
   geo.twist.assign(D, std::vector<int>(D, 0));
-  if (twisted) {
-    // k x k x 2k: both short wraparounds shift z by k. k x 2k x 2k: the x wraparound shifts y and z by k.
-    bool ascending = std::is_sorted(dims.begin(), dims.end());
-    int k = dims[0];
-    bool kk2k = D == 3 && ascending && dims[1] == k && dims[2] == 2 * k;
-    bool k2k2k = D == 3 && ascending && dims[1] == 2 * k && dims[2] == 2 * k;
-    bool k2k = D == 2 && ascending && dims[1] == 2 * k;
-    if (!wrap || !(kk2k || k2k2k || k2k))
-      root.fail("twisted",
-                fmt::format("a twisted torus needs wraparound and a slice of shape k x k x 2k or "
-                            "k x 2k x 2k (ISCA'23: 2A=2B=C or 2A=B=C), e.g. [4, 4, 8] or [4, 8, 8]; "
-                            "{} is not one",
-                            shape_text(dims)));
-    if (kk2k) geo.twist[0][2] = geo.twist[1][2] = k;
-    if (k2k2k) geo.twist[0][1] = geo.twist[0][2] = k;
-    if (k2k) geo.twist[0][1] = k;
-    geo.twisted = true;
-  }
+  if (!spec.twisted) return;
+  // k x k x 2k: both short wraparounds shift z by k. k x 2k x 2k: the x wraparound shifts y and z by k.
+  bool ascending = std::is_sorted(dims.begin(), dims.end());
+  int k = dims[0];
+  bool kk2k = D == 3 && ascending && dims[1] == k && dims[2] == 2 * k;
+  bool k2k2k = D == 3 && ascending && dims[1] == 2 * k && dims[2] == 2 * k;
+  bool k2k = D == 2 && ascending && dims[1] == 2 * k;
+  if (!spec.wrap || !(kk2k || k2k2k || k2k))
+    root.fail("twisted", fmt::format("a twisted torus needs wraparound and a slice of shape k x k x 2k or "
+                                     "k x 2k x 2k (ISCA'23: 2A=2B=C or 2A=B=C), e.g. [4, 4, 8] or [4, 8, 8]; "
+                                     "{} is not one",
+                                     shape_text(dims)));
+  if (kk2k) geo.twist[0][2] = geo.twist[1][2] = k;
+  if (k2k2k) geo.twist[0][1] = geo.twist[0][2] = k;
+  if (k2k) geo.twist[0][1] = k;
+  geo.twisted = true;
+}
 
+// One vertex per chip (vertex id == chip index), one ICI link per chip and dimension towards +1, recorded
+// in both directions' slots so the router can walk either way without a search.
+void add_chips_and_links(Topology& topo, const TorusSpec& spec, TorusGeometry& geo) {
   const int chips = geo.chips();
-  if (chips < 2) root.fail("dims", "a torus needs at least 2 chips");
-  if (cores > 1 && chips % 2)  // halves of the devices by rank must not split a chip (bisection, placement)
-    root.fail("dims", fmt::format("{} has an odd number of chips ({}); with {} cores per chip use an even "
-                                  "number of chips",
-                                  shape_text(dims), chips, cores));
+  const int D = static_cast<int>(geo.dims.size());
   for (int c = 0; c < chips; ++c) {
     std::vector<int> xyz = geo.coords(c);
     topo.add_vertex({VertexKind::device, fmt::format("chip({})", fmt::join(xyz, ",")), "chip", c});
@@ -290,7 +302,7 @@ Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
     for (int d = 0; d < D; ++d) {
       int next = geo.neighbour(c, d, +1);
       if (next < 0 || next == c) continue;
-      int link = topo.add_link(c, next, link_bw, link_lat, LinkClass::ici);
+      int link = topo.add_link(c, next, spec.link_bw, spec.link_lat, LinkClass::ici);
       geo.link_towards[(static_cast<size_t>(c) * D + d) * 2] = link;
       geo.link_forward[(static_cast<size_t>(c) * D + d) * 2] = 1;
       geo.next_chip[(static_cast<size_t>(c) * D + d) * 2] = next;
@@ -299,26 +311,63 @@ Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
       geo.link_forward[(static_cast<size_t>(next) * D + d) * 2 + 1] = 0;
     }
   for (int c = 0; c < chips; ++c)
-    for (int k = 0; k < cores; ++k) topo.device_vertex.push_back(c);
-  topo.nodes = chips;
-  topo.devices_per_node = cores;
+    for (int k = 0; k < spec.cores; ++k) topo.device_vertex.push_back(c);
+}
 
+// The lines `podsim topo describe` prints for this family.
+void describe_torus(Topology& topo, const TorusSpec& spec, const TorusGeometry& geo) {
+  const std::vector<int>& dims = spec.dims;
+  const int D = static_cast<int>(dims.size());
+  const int chips = geo.chips(), cores = spec.cores;
   std::string wraps;
   for (int d = 0; d < D; ++d)
     wraps += geo.wraparound[d] ? "ring" : dims[d] > 1 ? "line" : "-", wraps += d + 1 < D ? " x " : "";
   topo.facts = {
       {"chips",
-       fmt::format("{} {} chips as a {} {}{} (pod: {}), {} core{} each = {} devices", chips, chip_name,
-                   shape_text(dims), D == 2 ? "2D" : "3D", twisted ? " twisted torus" : " torus", pod_text,
-                   cores, cores == 1 ? "" : "s", chips * cores)},
+       fmt::format("{} {} chips as a {} {}{} (pod: {}), {} core{} each = {} devices", chips, spec.chip_name,
+                   shape_text(dims), D == 2 ? "2D" : "3D", spec.twisted ? " twisted torus" : " torus",
+                   spec.pod_text, cores, cores == 1 ? "" : "s", chips * cores)},
       {"dimensions", wraps},
-      {"ICI", fmt::format("{} links per chip at {:.0f} GB/s per direction, {:.1f} us per hop", links_per_chip,
-                          link_bw / 1e9, link_lat * 1e6)},
+      {"ICI", fmt::format("{} links per chip at {:.0f} GB/s per direction, {:.1f} us per hop",
+                          spec.links_per_chip, spec.link_bw / 1e9, spec.link_lat * 1e6)},
       {"on-chip", cores > 1 ? fmt::format("{} cores share the chip's ICI router; {:.0f} GB/s between them "
                                           "(closed form)",
-                                          cores, core_bw / 1e9)
+                                          cores, spec.core_bw / 1e9)
                             : std::string("one device per chip")},
   };
+}
+
+}  // namespace
+
+Topology build_torus(const ConfigNode& root, const std::string& base_dir) {
+  Topology topo;
+  topo.name = read_document_name(root);
+
+  TorusSpec spec;
+  read_slice(root, spec);
+  read_chip(root, spec);
+  topo.device = read_device_spec(root.child("device"), base_dir);
+  topo.device_profile = calibration::load_device_profile(topo.device.profile_path);
+  read_ici(root, spec);
+
+  TorusGeometry geo;
+  geo.dims = spec.dims;
+  geo.cores_per_chip = spec.cores;
+  geo.core_bandwidth = spec.core_bw;
+  geo.link_bandwidth = spec.link_bw;
+  set_wraparound_and_twist(root, spec, geo);
+
+  const int chips = geo.chips();
+  if (chips < 2) root.fail("dims", "a torus needs at least 2 chips");
+  if (spec.cores > 1 &&
+      chips % 2)  // halves of the devices by rank must not split a chip (bisection, placement)
+    root.fail("dims", fmt::format("{} has an odd number of chips ({}); with {} cores per chip use an even "
+                                  "number of chips",
+                                  shape_text(spec.dims), chips, spec.cores));
+  add_chips_and_links(topo, spec, geo);
+  topo.nodes = chips;
+  topo.devices_per_node = spec.cores;
+  describe_torus(topo, spec, geo);
   auto geometry = std::make_shared<const TorusGeometry>(std::move(geo));
   topo.set_family(geometry);
   topo.set_router(std::make_unique<TorusRouter>(geometry));

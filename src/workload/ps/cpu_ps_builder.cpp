@@ -20,8 +20,6 @@ namespace {
 
 using plan::CommPlan;
 
-constexpr int kRounds = 8;
-
 class Builder {
  public:
   Builder(const topology::Topology& topo, const CtrWorkload& w, int minibatches)
@@ -71,7 +69,7 @@ class Builder {
                     n_ > 49 ? " (the all-to-all sampled as 48 cyclic shifts: each server's bytes exact, "
                               "shared rack links within 1%)"
                             : "",
-                    m_, std::min(m_, kRounds)),
+                    m_, std::min(m_, kPsRounds)),
         fmt::format("keys: Zipf exponent {:g} over {:.3g} rows; {:.3g} distinct keys per server mini-batch "
                     "of {} examples",
                     w_.model.zipf_exponent, w_.model.embedding.features, t_.unique_per_node,
@@ -134,7 +132,7 @@ class Builder {
     int pull = g.add_stream("server 0 pull", false);
     int push = g.add_stream("server 0 push", false);
     int reduce = g.add_stream("server 0 all-reduce", false);
-    int rounds = std::min(m_, kRounds);
+    int rounds = std::min(m_, kPsRounds);
     double k = static_cast<double>(m_) / rounds;
     int rows = g.add_plan(network::scaled(rows_, k));
     int allreduce = g.add_plan(network::scaled(allreduce_, k));

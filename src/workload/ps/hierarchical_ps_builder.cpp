@@ -21,8 +21,6 @@ namespace {
 using network::CollectiveKind;
 using plan::CommPlan;
 
-constexpr int kRounds = 8;  // tasks that stand for the mini-batches of one batch
-
 class Builder {
  public:
   Builder(const topology::Topology& topo, const CtrWorkload& w, int minibatches)
@@ -146,7 +144,7 @@ class Builder {
     int staged = g.add(dram_load, TaskKind::dram_load, dram_load_s_, Category::storage, after({read}));
     // GPU stage, batch k: host -> HBM, the mini-batches, HBM -> host.
     int last = g.add(pcie, TaskKind::host_copy, pcie_s_, Category::storage, after({pulled, staged}));
-    int rounds = std::min(m_, kRounds);
+    int rounds = std::min(m_, kPsRounds);
     double k = static_cast<double>(m_) / rounds;
     int nvlink = g.add_plan(network::scaled(nvlink_, k));
     int allreduce = g.add_plan(network::scaled(allreduce_, k));
@@ -235,7 +233,7 @@ class Builder {
         fmt::format(
             "folded: {} servers x {} GPUs are represented by server 0 and its GPU 0; every server's "
             "pull/push and every GPU's all-reduce are on the network; {} mini-batches run as {} tasks",
-            n_, g_, m_, std::min(m_, kRounds)),
+            n_, g_, m_, std::min(m_, kPsRounds)),
         fmt::format("keys: Zipf exponent {:g} over {:.3g} rows; {:.3g} distinct keys per server per batch, "
                     "{:.3g} per GPU mini-batch; DRAM caches hold the {:.3g} hottest rows ({:.1f}% of key "
                     "draws, {:.1f}% of a batch's distinct rows)",

@@ -23,7 +23,7 @@
 // samples of the same traffic), so server 0 and its GPU 0 represent all; every server's inter-server
 // traffic and every GPU's all-reduce ring are on the network, but the NVLink all-to-all of other servers
 // is not (it never shares a link with server 0's). Consecutive mini-batches are identical, so they run as
-// at most kRounds tasks each standing for minibatches / kRounds of them (device time, bytes and software
+// at most kPsRounds tasks each standing for minibatches / kPsRounds of them (device time, bytes and software
 // latencies scaled), exact while the background traffic they share links with is steady.
 #pragma once
 

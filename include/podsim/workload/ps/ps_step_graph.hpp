@@ -12,6 +12,10 @@
 
 namespace podsim::workload {
 
+// Both builders simulate a batch's mini-batches as at most this many rounds of tasks, each standing for
+// minibatches / rounds of them: enough to show overlap between tiers, few enough to stay fast.
+constexpr int kPsRounds = 8;
+
 class PsStepGraph {
  public:
   // One lane: stage 0, representative device 0.

@@ -1,31 +1,14 @@
 #include "podsim/fit/profile_output.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <stdexcept>
+
+#include "podsim/core/atomic_write.hpp"
 
 namespace podsim::fit {
-namespace {
-
-// The same write-then-rename as report::atomic_write; the fit layer sits below report, so it has its own.
-void atomic_write(const std::string& path, const std::string& content) {
-  std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}", tmp));
-    out << content;
-    out.flush();
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}", tmp));
-  }
-  std::filesystem::rename(tmp, path);
-}
-
-}  // namespace
 
 std::string today_utc() {
   std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

@@ -57,33 +57,4 @@ void prepare_output_file(const std::string& path, const std::string& flag) {
     throw InputError(fmt::format("{}: the file cannot be replaced: {}", what, std::strerror(errno)));
 }
 
-void atomic_write(const std::string& path, const std::string& content) {
-  std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw InputError(fmt::format("{}: cannot write the file: it is a directory", printable(path)));
-  {
-    errno = 0;
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw InputError(fmt::format("{}: cannot write the file: {}", printable(path),
-                                   errno ? std::strerror(errno) : "cannot create it"));
-    out << content;
-    out.flush();
-    if (!out) {
-      int err = errno;
-      out.close();
-      fs::remove(tmp, ec);
-      throw InputError(fmt::format("{}: cannot write the file: {}", printable(path),
-                                   err ? std::strerror(err) : "write failed (disk full?)"));
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw InputError(fmt::format("{}: cannot write the file: {}", printable(path), reason(ec)));
-  }
-}
-
 }  // namespace podsim::report

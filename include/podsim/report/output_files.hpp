@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "podsim/core/atomic_write.hpp"
+
 namespace podsim::report {
 
 // Creates `dir` and its parents when missing and checks that files can be created in it, before a long
@@ -15,8 +17,7 @@ void prepare_output_directory(const std::string& dir, const std::string& flag);
 // created) and is writable. `flag` is the option that named it ("--trace").
 void prepare_output_file(const std::string& path, const std::string& flag);
 
-// Writes `content` to a temporary name next to `path` and renames it into place, so an interrupted run
-// never leaves a file that looks complete. Leaves no temporary file behind when it fails.
-void atomic_write(const std::string& path, const std::string& content);
+// The write-then-rename every output uses (core/atomic_write.hpp), under its long-standing name here.
+using podsim::atomic_write;
 
 }  // namespace podsim::report

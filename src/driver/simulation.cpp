@@ -107,8 +107,8 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
     best.status_detail = infeasible_detail;
     best.memory_shortfall = infeasible_shortfall;
     best.plan = model.describe_infeasible(0);
+    report::check_invariants(best, topo);  // a chosen result was checked as a candidate above
   }
-  report::check_invariants(best, topo);
   return best;
 }
 

@@ -8,9 +8,18 @@
 #include "podsim/cli/topology_sets.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/driver/collective.hpp"
+#include "podsim/network/collective.hpp"
 
 namespace podsim::cli {
 namespace {
+
+// "a, b or c": the valid names of a table, for --help.
+std::string either_of(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
 
 std::string size_text(double bytes) {
   if (bytes >= 1e9) return fmt::format("{:.4g} GB", bytes / 1e9);
@@ -31,8 +40,7 @@ void add_collective_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("collective", "Time a collective on a topology, printed like nccl-tests");
   cmd->add_option("--topology,-t", opt->topology, "Topology YAML")->required();
-  cmd->add_option("--op", opt->op,
-                  "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv");
+  cmd->add_option("--op", opt->op, either_of(network::kCollectiveKindNames.names()));
   CLI::Option* devices = cmd->add_option("--devices,-n", opt->devices,
                                          "Number of ranks in the group (send_recv: exactly 2, its default)");
   CLI::Option* per_node = cmd->add_option(

@@ -93,7 +93,7 @@ class NcclTestsLogParser {
   NcclTestsLogParser(const std::string& name, std::string op) : name_(name), op_(std::move(op)) {}
 
   void line(int lineno, const std::string& line) {
-    if (preamble_line(line)) return;
+    if (preamble_line(lineno, line)) return;
     if (!line.empty() && line[0] == '#') {
       comment_line(lineno, line);
       return;
@@ -119,7 +119,7 @@ class NcclTestsLogParser {
 
  private:
   // Version, NCCL INFO/WARN, "Collective test starting" and Rank lines; true when the line is done with.
-  bool preamble_line(const std::string& line) {
+  bool preamble_line(int lineno, const std::string& line) {
     static const std::regex rank_line(
         R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$)");
     static const std::regex tests_version(
@@ -141,6 +141,10 @@ class NcclTestsLogParser {
       return true;
     }
     if (std::regex_match(line, m, rank_line)) {
+      // nccl-tests numbers ranks from 0; a rank beyond int is a damaged log, not a bug (found by fuzzing).
+      if (m[1].length() > 9)
+        throw InputError(
+            fmt::format("{}:{}: rank {} is out of range for a Rank line", name_, lineno, m[1].str()));
       rank_hosts_.emplace_back(std::stoi(m[1].str()), m[2].str());
       device_ = m[3].str();
       in_table_ = false;

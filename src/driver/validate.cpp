@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "podsim/driver/simulation.hpp"
 #include "podsim/report/writers.hpp"
@@ -103,6 +104,36 @@ void write_validation_csv(const std::string& dir, const Validation& validation) 
                     {"status", row.status}});
   std::filesystem::create_directories(dir);
   report::atomic_write(dir + "/validation.csv", report::csv(rows));
+}
+
+std::string validation_json(const ValidationRequest& request, const Validation& validation) {
+  using J = nlohmann::ordered_json;
+  J rows = J::array();
+  int ok = 0;
+  for (size_t i = 0; i < validation.rows.size(); ++i) {
+    const auto& row = validation.rows[i];
+    bool fits = row.status == "ok";
+    ok += fits;
+    rows.push_back({{"row_id", std::to_string(i + 1)},
+                    {"system", std::filesystem::path(request.topology_file).stem().string()},
+                    {"model", fmt::format("GPT {}B", row.params_billion)},
+                    {"status", row.status},
+                    {"predicted", fits ? J(row.predicted_tflops) : J(nullptr)},
+                    {"published", row.published_tflops},
+                    {"error_percent", fits ? J(row.error_percent) : J(nullptr)},
+                    {"detail", ""},
+                    {"step_time_s", fits ? J(row.step_time) : J(nullptr)}});
+  }
+  // The summary as the text table prints it: over every row (a row that did not fit counts as -100%).
+  J j = {{"table", request.table_file},
+         {"metric", "tflops_per_gpu"},
+         {"rows", rows},
+         {"summary",
+          {{"rows", validation.rows.size()},
+           {"ok_rows", ok},
+           {"mean_abs_error_percent", validation.mean_abs_error},
+           {"max_abs_error_percent", validation.max_abs_error}}}};
+  return j.dump(2) + "\n";
 }
 
 }  // namespace podsim::driver

@@ -44,4 +44,9 @@ Validation validate(const ValidationRequest& request, const ValidationHooks& hoo
 // DIR/validation.csv: one line per row, the prediction beside the published number (DIR is created).
 void write_validation_csv(const std::string& dir, const Validation& validation);
 
+// The --json document for this table: one object per row in the fields the NVIDIA schema's rows have
+// (row_id = the row's number in the table, system = the topology file, model, status, predicted, published,
+// error_percent), with metric tflops_per_gpu.
+std::string validation_json(const ValidationRequest& request, const Validation& validation);
+
 }  // namespace podsim::driver

@@ -1,0 +1,41 @@
+// One row of a published table in NVIDIA's NeMo / Megatron-Bridge schema (system, model, num_gpus,
+// precision, gbs, mbs, seq_len, fsdp, tp, pp, cp, vp, ep, tokens_per_sec_per_gpu) and the podsim run it
+// becomes: the presets the mapping names, the recipe's settings, then the row's own columns as --set
+// overrides (the mechanism `podsim run --set` uses).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "podsim/core/csv_table.hpp"
+#include "podsim/driver/preset_mapping.hpp"
+#include "podsim/driver/simulation.hpp"
+
+namespace podsim::driver {
+
+struct NvidiaRow {
+  std::string row_id, system, model, precision;  // precision as the table normalizes it (BF16, FP8, ...)
+  // Unset when the cell is empty or "n/a". cp, vp, ep and fsdp then mean 1, none, 1 and 0 (DDP).
+  std::optional<long long> num_gpus, gbs, mbs, seq_len, fsdp, tp, pp, cp, vp, ep;
+  std::optional<double> published;  // tokens/s per GPU
+};
+
+// Throws InputError naming file:line and column for a cell that is neither empty, "n/a" nor a number.
+NvidiaRow read_nvidia_row(const CsvTable& table, size_t i);
+
+// podsim's training.precision for the table's precision name; empty when it has none.
+std::string podsim_precision(const std::string& table_precision);
+
+struct RowPlan {
+  std::string not_expressible;  // why the row cannot be written as a podsim run; empty when it can
+  RunRequest request;
+  int dp = 0;
+};
+
+// The run for a row. `devices_per_node` is the system's topology preset's. The request's sets are, in
+// order: the recipe's settings, then the row's. Entries the mapping lacks or marks null, mixture-of-experts
+// rows (ep > 1), unstated values and a GPU count the parallel degrees do not divide are not_expressible.
+RowPlan plan_nvidia_row(const NvidiaRow& row, const PresetMapping& mapping, int devices_per_node);
+
+}  // namespace podsim::driver

@@ -1,0 +1,41 @@
+// The one file that says how the rows of a published table in NVIDIA's schema (system, model, ...) become
+// podsim inputs: which topology preset each system is, which workload preset each model is, and the
+// settings the table does not state (recomputation, overlap, ...) as the framework's recipes set them —
+// written once per recipe family, never per row. validation/nvidia-presets.yaml is the project's copy.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace podsim::driver {
+
+// A system or model the mapping knows. `file` is resolved against the mapping file's directory; it is
+// empty when the mapping says the name cannot be expressed yet, and `reason` says why.
+struct PresetEntry {
+  std::string file;
+  std::string reason;
+  std::string recipe;  // models only: the recipe family whose settings apply
+  std::string where;   // "mapping.yaml:12:5: models.Llama3-8B", for errors
+};
+
+struct Recipe {
+  std::vector<std::string> sets;  // "workload.training.recompute=none", in file order
+  std::string source;             // the recipe file the settings were read from
+};
+
+struct PresetMapping {
+  std::string file;
+  std::map<std::string, PresetEntry> systems;  // system as printed -> topology preset
+  std::map<std::string, PresetEntry> models;   // model as printed -> workload preset
+  std::map<std::string, Recipe> recipes;
+};
+
+// Throws InputError (file:line) for a malformed mapping: unknown keys, a model naming a recipe that is
+// not defined, a recipe setting a key each row sets from the table (tp, pp, batch, ...).
+PresetMapping load_preset_mapping(const std::string& file);
+
+// Throws InputError naming the mapping's file:line when the preset an entry names does not exist.
+void require_preset_file(const PresetEntry& entry);
+
+}  // namespace podsim::driver

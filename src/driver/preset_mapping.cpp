@@ -1,0 +1,106 @@
+#include "podsim/driver/preset_mapping.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "podsim/core/config_node.hpp"
+#include "podsim/core/error.hpp"
+
+namespace podsim::driver {
+namespace {
+
+// Keys every row sets from its own columns: a recipe that set them would be overwritten silently.
+const std::vector<std::string> kRowKeys = {
+    "parallel.tp",          "parallel.pp",           "parallel.dp",
+    "parallel.cp",          "parallel.schedule",     "parallel.virtual_stages",
+    "parallel.shard_group", "training.global_batch", "training.micro_batch",
+    "training.precision",   "model.seq_len"};
+
+std::string resolve(const std::string& mapping_file, const std::string& path) {
+  if (std::filesystem::path(path).is_absolute()) return path;
+  return (std::filesystem::path(mapping_file).parent_path() / path).lexically_normal().string();
+}
+
+// `key: preset path` or `key: null` with a `reason:` beside it.
+PresetEntry read_entry(const ConfigNode& entry, const std::string& file_key, const std::string& mapping) {
+  PresetEntry e;
+  e.where = entry.where(file_key);
+  const YAML::Node& node = entry.yaml();
+  if (!node.IsMap() || !node[file_key].IsDefined())
+    entry.fail(file_key, "required: a preset path, or null with a reason");
+  if (node[file_key].IsNull()) {
+    entry.optional_child(file_key);  // marks the key as read: null reads as absent
+    e.reason = entry.string("reason");
+  } else {
+    e.file = resolve(mapping, entry.string(file_key));
+    e.reason = entry.string_or("reason", "");
+  }
+  return e;
+}
+
+void read_systems(const ConfigNode& root, PresetMapping& m) {
+  ConfigNode systems = root.child("systems");
+  for (const auto& name : systems.keys()) {
+    ConfigNode entry = systems.child(name);
+    m.systems[name] = read_entry(entry, "topology", m.file);
+    entry.reject_unknown_keys();
+  }
+}
+
+void read_models(const ConfigNode& root, PresetMapping& m) {
+  ConfigNode models = root.child("models");
+  for (const auto& name : models.keys()) {
+    ConfigNode entry = models.child(name);
+    PresetEntry e = read_entry(entry, "workload", m.file);
+    if (!e.file.empty()) {
+      e.recipe = entry.string("recipe");
+      if (!m.recipes.count(e.recipe))
+        entry.fail("recipe", fmt::format("recipe '{}' is not defined under recipes:", e.recipe));
+    }
+    entry.reject_unknown_keys();
+    m.models[name] = e;
+  }
+}
+
+Recipe read_recipe(const ConfigNode& node) {
+  Recipe r;
+  r.source = node.string("source");
+  ConfigNode set = node.child("set");
+  for (const auto& key : set.keys()) {
+    if (std::find(kRowKeys.begin(), kRowKeys.end(), key) != kRowKeys.end())
+      set.fail(key, "each row sets this key from its own columns; a recipe may not");
+    if (key.rfind("parallel.", 0) && key.rfind("training.", 0) && key.rfind("model.", 0))
+      set.fail(key, "a recipe sets workload keys: parallel.*, training.* or model.*");
+    r.sets.push_back(fmt::format("workload.{}={}", key, set.at(key).as_string()));
+  }
+  node.reject_unknown_keys();
+  return r;
+}
+
+}  // namespace
+
+PresetMapping load_preset_mapping(const std::string& file) {
+  ConfigNode root = ConfigNode::load_file(file);
+  PresetMapping m;
+  m.file = file;
+  root.string_or("description", "");
+  root.list("sources");
+  ConfigNode recipes = root.child("recipes");
+  for (const auto& name : recipes.keys()) m.recipes[name] = read_recipe(recipes.child(name));
+  read_systems(root, m);
+  read_models(root, m);
+  root.reject_unknown_keys();
+  return m;
+}
+
+void require_preset_file(const PresetEntry& entry) {
+  if (entry.file.empty() || std::filesystem::is_regular_file(entry.file)) return;
+  throw InputError(
+      fmt::format("{}: preset {} does not exist (the mapping must name an existing topology or "
+                  "workload file, relative to the mapping file, or null with a reason)",
+                  entry.where, entry.file));
+}
+
+}  // namespace podsim::driver

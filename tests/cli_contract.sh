@@ -49,6 +49,10 @@ expect_error "--out below a file" "--out $tmp/a-file/out: cannot create the dire
 expect_error "--out is a file" "--out $tmp/a-file: exists and is not a directory" run -t $T -w $W $small --out "$tmp/a-file"
 mkdir -p "$tmp/tracedir"
 expect_error "validate --out below a file" "--out $tmp/a-file/out: cannot create the directory" validate --out "$tmp/a-file/out"
+# A table in NVIDIA's schema: a mapping naming a preset that does not exist is exit 2 at the mapping's line.
+sed -e "s#\.\./#$PWD/#g" -e 's#gpt3-175b.yaml#no-such-preset.yaml#' validation/nvidia-presets.yaml > "$tmp/map.yaml"
+expect_error "validate mapping names a missing preset" "map.yaml:[0-9]*:[0-9]*: models.GPT3-175B.workload: preset .*no-such-preset.yaml does not exist" validate --table validation/nvidia-pretraining-h100-b200.csv --mapping "$tmp/map.yaml" --rows 286
+expect_error "validate --rows on the SC21 table" "--system/--rows select rows" validate --rows 1
 expect_error "--trace is a directory" "--trace $tmp/tracedir: is a directory; give a file name" run -t $T -w $W $small --trace "$tmp/tracedir"
 if [ "$(id -u)" != 0 ]; then  # permissions do not bind root
   mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"

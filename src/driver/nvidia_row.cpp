@@ -41,13 +41,14 @@ std::string not_stated(const NvidiaRow& row) {
 
 // Why the row cannot be a podsim run of the mapping's presets, or "" when it can.
 std::string inexpressible(const NvidiaRow& row, const PresetMapping& mapping) {
+  // Expert parallelism means a mixture-of-experts model, whatever the mapping says of the name.
+  if (row.ep.value_or(1) > 1) return "mixture-of-experts on GPUs is issue 15 (ep > 1)";
   auto system = mapping.systems.find(row.system);
   if (system == mapping.systems.end())
     return fmt::format("system '{}' is not in {}", row.system, mapping.file);
   auto model = mapping.models.find(row.model);
   if (model == mapping.models.end()) return fmt::format("model '{}' is not in {}", row.model, mapping.file);
   if (model->second.file.empty()) return model->second.reason;
-  if (row.ep.value_or(1) > 1) return "mixture-of-experts on GPUs is issue 15 (ep > 1)";
   if (system->second.file.empty()) return system->second.reason;
   if (std::string why = not_stated(row); !why.empty()) return why;
   if (podsim_precision(row.precision).empty())

@@ -1,0 +1,252 @@
+// podsim validate on tables in NVIDIA's schema: schema detection, the preset mapping and its errors, a
+// row's translation into --set overrides, the not_expressible reasons, and the JSON/CSV outputs. Tests use
+// their own mapping files naming presets that exist on every branch (gpt3-175b.yaml, the DGX H100 preset).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "podsim/core/error.hpp"
+#include "podsim/driver/nvidia_validation.hpp"
+#include "study_test_helpers.hpp"
+#include "test_helpers.hpp"
+
+namespace podsim {
+namespace {
+
+using podsim::testing::source_path;
+using study::test_support::temp_dir;
+using study::test_support::write;
+
+const char* kHeader =
+    "row_id,system,model,num_gpus,precision,gbs,mbs,seq_len,fsdp,tp,pp,cp,vp,ep,tokens_per_sec_per_gpu\n";
+
+// A mapping whose recipe sets only keys every branch has (recompute full: fits without FlashAttention).
+std::string mapping_text(const std::string& workload, const std::string& extra_set = "") {
+  return fmt::format(
+      "sources: [test]\n"
+      "recipes:\n"
+      "  gpt3:\n"
+      "    source: test\n"
+      "    set:\n"
+      "      parallel.zero: 1\n"
+      "      parallel.sequence_parallel: true\n"
+      "      training.recompute: full\n"
+      "{}"
+      "systems:\n"
+      "  DGX-H100: {{topology: {}}}\n"
+      "  DGX-B200: {{topology: null, reason: \"B200 preset comes with the machines issue\"}}\n"
+      "models:\n"
+      "  GPT3-175B: {{workload: {}, recipe: gpt3}}\n"
+      "  Mixtral-8x7B: {{workload: null, reason: \"mixture-of-experts on GPUs is issue 15\"}}\n",
+      extra_set, source_path("topologies/dgx-h100-superpod.yaml"), workload);
+}
+
+driver::PresetMapping test_mapping(const std::string& dir) {
+  return driver::load_preset_mapping(
+      write(dir, "map.yaml", mapping_text(source_path("workloads/gpt3-175b.yaml"))));
+}
+
+driver::NvidiaRow row_from(const std::string& line) {
+  return driver::read_nvidia_row(parse_csv(std::string(kHeader) + line + "\n", "t.csv"), 0);
+}
+
+bool has_set(const driver::RowPlan& p, const std::string& s) {
+  return std::find(p.request.sets.begin(), p.request.sets.end(), s) != p.request.sets.end();
+}
+
+TEST(NvidiaValidation, DetectsTheSchemaOfBothTables) {
+  EXPECT_EQ(driver::detect_schema(read_csv(source_path("validation/nvidia-pretraining-h100-b200.csv"))),
+            driver::TableSchema::nvidia);
+  EXPECT_EQ(driver::detect_schema(read_csv(source_path("validation/megatron-sc21-table1.csv"))),
+            driver::TableSchema::megatron_sc21);
+  EXPECT_THROW(driver::detect_schema(parse_csv("a,b\n1,2\n", "x.csv")), InputError);
+}
+
+TEST(NvidiaValidation, ProjectMappingListsEverySystemAndModelOfTheTable) {
+  auto m = driver::load_preset_mapping(source_path("validation/nvidia-presets.yaml"));
+  auto table = read_csv(source_path("validation/nvidia-pretraining-h100-b200.csv"));
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    EXPECT_TRUE(m.systems.count(table.text(i, "system"))) << table.text(i, "system");
+    EXPECT_TRUE(m.models.count(table.text(i, "model"))) << table.text(i, "model");
+  }
+  EXPECT_NE(m.systems.at("DGX-H100").file.find("topologies/dgx-h100-superpod.yaml"), std::string::npos);
+  EXPECT_TRUE(m.systems.at("DGX-B200").file.empty());
+  EXPECT_FALSE(m.systems.at("DGX-B200").reason.empty());
+  EXPECT_EQ(m.models.at("DeepSeek-V3").reason, "mixture-of-experts on GPUs is issue 15");
+  EXPECT_EQ(m.models.at("GPT3-175B").recipe, "gpt3");
+}
+
+TEST(NvidiaValidation, RowBecomesOverridesOfTheRunCommand) {
+  auto m = test_mapping(temp_dir("nv-plan"));
+  // Row 287: GPT3-175B on 512 H100s, tp 4, pp 8, vp 6, mbs 2, gbs 2048.
+  auto p =
+      driver::plan_nvidia_row(row_from("287,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825"), m, 8);
+  ASSERT_TRUE(p.not_expressible.empty()) << p.not_expressible;
+  EXPECT_EQ(p.dp, 16);
+  for (const char* s :
+       {"topology.nodes=64", "workload.parallel.dp=16", "workload.parallel.tp=4", "workload.parallel.pp=8",
+        "workload.parallel.schedule=interleaved", "workload.parallel.virtual_stages=6",
+        "workload.training.global_batch=2048", "workload.training.micro_batch=2",
+        "workload.model.seq_len=2048", "workload.training.precision=fp8", "workload.training.recompute=full"})
+    EXPECT_TRUE(has_set(p, s)) << s;
+  EXPECT_FALSE(has_set(p, "workload.parallel.zero=3"));  // fsdp empty: DDP + distributed optimizer
+  EXPECT_TRUE(has_set(p, "workload.parallel.zero=1"));
+  // The recipe's settings come first, so a row's column always wins.
+  EXPECT_EQ(p.request.sets.front(), "workload.parallel.zero=1");
+}
+
+TEST(NvidiaValidation, FsdpColumnIsZero3WithThatShardGroupAndCpIsSet) {
+  auto m = test_mapping(temp_dir("nv-fsdp"));
+  // 12 GPUs on 8-GPU nodes: two nodes, and exactly 12 devices used (dp = 12 / (1*1*2) = 6).
+  auto p =
+      driver::plan_nvidia_row(row_from("9,DGX-H100,GPT3-175B,12,BF16,96,1,8192,6,1,1,2,n/a,n/a,100"), m, 8);
+  ASSERT_TRUE(p.not_expressible.empty()) << p.not_expressible;
+  EXPECT_EQ(p.dp, 6);
+  for (const char* s : {"workload.parallel.zero=3", "workload.parallel.shard_group=6",
+                        "workload.parallel.cp=2", "topology.nodes=2", "workload.parallel.schedule=1f1b",
+                        "workload.parallel.virtual_stages=1", "workload.training.precision=bf16"})
+    EXPECT_TRUE(has_set(p, s)) << s;
+  auto zero3 = std::find(p.request.sets.begin(), p.request.sets.end(), "workload.parallel.zero=3");
+  auto zero1 = std::find(p.request.sets.begin(), p.request.sets.end(), "workload.parallel.zero=1");
+  EXPECT_GT(zero3, zero1);  // the row's FSDP overrides the recipe's distributed optimizer
+  auto cp1 = driver::plan_nvidia_row(row_from("9,DGX-H100,GPT3-175B,8,BF16,96,1,8192,0,1,1,1,1,1,100"), m, 8);
+  EXPECT_FALSE(has_set(cp1, "workload.parallel.cp=1"));  // cp 1 is the default: not set
+  EXPECT_FALSE(has_set(cp1, "workload.parallel.zero=3"));
+}
+
+TEST(NvidiaValidation, PrecisionNames) {
+  EXPECT_EQ(driver::podsim_precision("BF16"), "bf16");
+  EXPECT_EQ(driver::podsim_precision("FP8"), "fp8");
+  EXPECT_EQ(driver::podsim_precision("FP8-BLOCK"), "fp8_block");
+  EXPECT_EQ(driver::podsim_precision("MXFP8"), "mxfp8");
+  EXPECT_EQ(driver::podsim_precision("NVFP4"), "nvfp4");
+  EXPECT_EQ(driver::podsim_precision("INT4"), "");
+}
+
+TEST(NvidiaValidation, NotExpressibleRowsSayWhy) {
+  auto m = test_mapping(temp_dir("nv-why"));
+  auto why = [&](const std::string& line) {
+    return driver::plan_nvidia_row(row_from(line), m, 8).not_expressible;
+  };
+  EXPECT_EQ(why("1,DGX-H100,Mixtral-8x7B,64,FP8,256,2,4096,,1,1,1,1,,100"),
+            "mixture-of-experts on GPUs is issue 15");
+  EXPECT_NE(why("1,DGX-H100,GPT3-175B,64,FP8,256,2,2048,,1,8,1,1,8,100").find("issue 15"), std::string::npos);
+  EXPECT_EQ(why("1,DGX-B200,GPT3-175B,512,FP8,2048,2,2048,,4,4,1,6,1,1600"),
+            "B200 preset comes with the machines issue");
+  EXPECT_NE(why("1,DGX-H100,Llama9-1T,64,FP8,256,2,2048,,1,8,1,1,1,100").find("model 'Llama9-1T' is not in"),
+            std::string::npos);
+  EXPECT_NE(why("1,DGX-A1,GPT3-175B,64,FP8,256,2,2048,,1,8,1,1,1,100").find("system 'DGX-A1' is not in"),
+            std::string::npos);
+  EXPECT_EQ(why("1,DGX-H100,GPT3-175B,64,FP8,256,2,2048,,1,8,1,1,1,"), "no published tokens_per_sec_per_gpu");
+  EXPECT_EQ(why("1,DGX-H100,GPT3-175B,64,FP8,256,,2048,,1,8,1,1,1,100"), "the table does not state mbs");
+  EXPECT_EQ(why("1,DGX-H100,GPT3-175B,60,FP8,256,2,2048,,1,8,1,1,1,100"),
+            "num_gpus 60 is not divisible by tp*pp*cp = 8");
+  EXPECT_EQ(why("1,DGX-H100,GPT3-175B,64,,256,2,2048,,1,8,1,1,1,100"),
+            "the table does not state the precision");
+}
+
+TEST(NvidiaValidation, MalformedCellNamesFileLineAndColumn) {
+  try {
+    row_from("1,DGX-H100,GPT3-175B,64,FP8,256,2.5,2048,,1,8,1,1,1,100");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.csv:2: column mbs"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NvidiaValidation, MappingErrorsNameFileAndLine) {
+  std::string dir = temp_dir("nv-map-bad");
+  std::string table =
+      write(dir, "t.csv", std::string(kHeader) + "286,DGX-H100,GPT3-175B,128,FP8,256,1,2048,,4,8,1,6,,716\n");
+  // A model naming a preset that does not exist: an input error at the mapping's line, before any row runs.
+  std::string absent = write(dir, "absent.yaml", mapping_text(dir + "/no-such-preset.yaml"));
+  try {
+    driver::validate_nvidia_table({table, absent, {}, {}});
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("absent.yaml:13:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
+  // A recipe setting a key each row sets from its columns would be overwritten silently.
+  std::string row_key = write(dir, "rowkey.yaml", mapping_text(dir + "/x.yaml", "      parallel.tp: 2\n"));
+  try {
+    driver::load_preset_mapping(row_key);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rowkey.yaml:9:"), std::string::npos) << e.what();
+  }
+  // A model naming an undefined recipe.
+  std::string text = mapping_text(dir + "/x.yaml");
+  text.replace(text.find("recipe: gpt3"), 12, "recipe: gpt4");
+  EXPECT_THROW(driver::load_preset_mapping(write(dir, "recipe.yaml", text)), InputError);
+  // --rows naming a row the table lacks, --system matching no row.
+  std::string good = write(dir, "good.yaml", mapping_text(source_path("workloads/gpt3-175b.yaml")));
+  EXPECT_THROW(driver::validate_nvidia_table({table, good, {}, {"999"}}), InputError);
+  EXPECT_THROW(driver::validate_nvidia_table({table, good, {"DGX-Z9"}, {}}), InputError);
+}
+
+TEST(NvidiaValidation, PredictsRowsAndWritesJsonThatParsesBack) {
+  std::string dir = temp_dir("nv-run");
+  std::string mapping = write(dir, "map.yaml", mapping_text(source_path("workloads/gpt3-175b.yaml")));
+  // NVIDIA's rows 286 (GPT3-175B, 128 H100s) and 81 (an MoE row on B200), from the project's table.
+  driver::NvidiaValidationRequest request{
+      source_path("validation/nvidia-pretraining-h100-b200.csv"), mapping, {}, {"286", "81"}};
+  auto v = driver::validate_nvidia_table(request);
+  ASSERT_EQ(v.rows.size(), 2u);
+  const auto& moe = v.rows[0];
+  EXPECT_EQ(moe.row.row_id, "81");
+  EXPECT_EQ(moe.status, "not_expressible");
+  EXPECT_EQ(moe.detail,
+            "mixture-of-experts on GPUs is issue 15 (ep > 1)");  // DeepSeek-V3: not in the mapping
+  const auto& gpt = v.rows[1];
+  ASSERT_EQ(gpt.status, "ok") << gpt.detail;
+  // Tokens/s/GPU from the step: 256 sequences of 2048 tokens over 128 GPUs.
+  EXPECT_NEAR(gpt.predicted, 256.0 * 2048 / (gpt.step_time * 128), 1e-6 * gpt.predicted);
+  EXPECT_NEAR(gpt.error_percent, 100 * (gpt.predicted - 716) / 716, 1e-9);
+  EXPECT_EQ(v.ok_rows, 1);
+  EXPECT_DOUBLE_EQ(v.mean_abs_error, std::fabs(gpt.error_percent));
+
+  auto j = nlohmann::json::parse(driver::nvidia_validation_json(v));
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["metric"], "tokens_per_sec_per_gpu");
+  EXPECT_EQ(j["rows"][0]["status"], "not_expressible");
+  EXPECT_TRUE(j["rows"][0]["predicted"].is_null());
+  EXPECT_EQ(j["rows"][0]["published"], 3328);
+  EXPECT_EQ(j["rows"][1]["row_id"], "286");
+  EXPECT_EQ(j["rows"][1]["system"], "DGX-H100");
+  EXPECT_EQ(j["rows"][1]["model"], "GPT3-175B");
+  EXPECT_DOUBLE_EQ(j["rows"][1]["predicted"].get<double>(), gpt.predicted);
+  EXPECT_DOUBLE_EQ(j["rows"][1]["error_percent"].get<double>(), gpt.error_percent);
+  EXPECT_EQ(j["summary"]["ok_rows"], 1);
+  EXPECT_EQ(j["summary"]["status_counts"]["not_expressible"], 1);
+
+  driver::write_nvidia_validation_csv(dir + "/out", v);
+  auto csv = read_csv(dir + "/out/validation.csv");
+  ASSERT_EQ(csv.rows.size(), 2u);
+  EXPECT_EQ(csv.text(1, "status"), "ok");
+  EXPECT_EQ(csv.text(0, "detail"), "mixture-of-experts on GPUs is issue 15 (ep > 1)");
+}
+
+TEST(NvidiaValidation, RunInputErrorIsAnErrorRowAndFiltersSelectRows) {
+  std::string dir = temp_dir("nv-error");
+  // A recipe key this build does not know: the run fails with an input error; the row says so.
+  std::string mapping =
+      write(dir, "map.yaml",
+            mapping_text(source_path("workloads/gpt3-175b.yaml"), "      parallel.no_such_key: 1\n"));
+  driver::NvidiaValidationRequest request{source_path("validation/nvidia-pretraining-h100-b200.csv"),
+                                          mapping,
+                                          {"DGX-H100"},
+                                          {"286", "81", "312"}};
+  auto v = driver::validate_nvidia_table(request);
+  ASSERT_EQ(v.rows.size(), 1u);  // 81 and 312 are DGX-B200 rows
+  EXPECT_EQ(v.rows[0].status, "error");
+  EXPECT_NE(v.rows[0].detail.find("no_such_key"), std::string::npos) << v.rows[0].detail;
+  EXPECT_EQ(v.ok_rows, 0);
+}
+
+}  // namespace
+}  // namespace podsim

@@ -149,6 +149,21 @@ TEST(NvidiaValidation, NotExpressibleRowsSayWhy) {
             "the table does not state the precision");
 }
 
+TEST(NvidiaValidation, GradientAccumulationColumnIsCrossChecked) {
+  auto m = test_mapping(temp_dir("nv-ga"));
+  auto table = [](const std::string& ga) {
+    return parse_csv(
+        std::string("row_id,system,model,num_gpus,precision,gbs,mbs,seq_len,fsdp,tp,pp,cp,vp,ep,ga,"
+                    "tokens_per_sec_per_gpu\n") +
+            "320,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,1," + ga + ",866\n",
+        "t.csv");
+  };
+  // 512 GPUs / (tp 4 * pp 8) = dp 16; 2048 / (2 * 16) = 64 accumulation steps, as published.
+  EXPECT_EQ(driver::plan_nvidia_row(driver::read_nvidia_row(table("64"), 0), m, 8).not_expressible, "");
+  EXPECT_EQ(driver::plan_nvidia_row(driver::read_nvidia_row(table("32"), 0), m, 8).not_expressible,
+            "ga 32 disagrees with gbs / (mbs * dp) = 2048 / 32");
+}
+
 TEST(NvidiaValidation, MalformedCellNamesFileLineAndColumn) {
   try {
     row_from("1,DGX-H100,GPT3-175B,64,FP8,256,2.5,2048,,1,8,1,1,1,100");

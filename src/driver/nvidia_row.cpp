@@ -56,6 +56,10 @@ std::string inexpressible(const NvidiaRow& row, const PresetMapping& mapping) {
   long long mp = *row.tp * *row.pp * row.cp.value_or(1);
   if (mp == 0 || *row.num_gpus % mp)
     return fmt::format("num_gpus {} is not divisible by tp*pp*cp = {}", *row.num_gpus, mp);
+  // The published accumulation steps must be the ones the batch implies, or a column was misread.
+  long long per_step = *row.mbs * (*row.num_gpus / mp);
+  if (row.ga && *row.ga * per_step != *row.gbs)
+    return fmt::format("ga {} disagrees with gbs / (mbs * dp) = {} / {}", *row.ga, *row.gbs, per_step);
   return "";
 }
 
@@ -77,6 +81,7 @@ NvidiaRow read_nvidia_row(const CsvTable& table, size_t i) {
   r.cp = integer_cell(table, i, "cp");
   r.vp = integer_cell(table, i, "vp");
   r.ep = integer_cell(table, i, "ep");
+  r.ga = integer_cell(table, i, "ga");
   r.published = number_cell(table, i, "tokens_per_sec_per_gpu");
   return r;
 }

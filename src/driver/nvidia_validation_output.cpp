@@ -43,6 +43,7 @@ nlohmann::ordered_json row_json(const NvidiaRowResult& r) {
           {"cp", number_or_null(row.cp)},
           {"vp", number_or_null(row.vp)},
           {"ep", number_or_null(row.ep)},
+          {"ga", number_or_null(row.ga)},
           {"dp", r.dp ? J(r.dp) : J(nullptr)}};
 }
 

@@ -18,6 +18,7 @@ struct NvidiaRow {
   std::string row_id, system, model, precision;  // precision as the table normalizes it (BF16, FP8, ...)
   // Unset when the cell is empty or "n/a". cp, vp, ep and fsdp then mean 1, none, 1 and 0 (DDP).
   std::optional<long long> num_gpus, gbs, mbs, seq_len, fsdp, tp, pp, cp, vp, ep;
+  std::optional<long long> ga;      // gradient-accumulation steps where the table has them: a cross-check
   std::optional<double> published;  // tokens/s per GPU
 };
 

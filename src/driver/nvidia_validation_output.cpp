@@ -69,6 +69,7 @@ void write_nvidia_validation_csv(const std::string& dir, const NvidiaValidation&
          {"cp", cell(row.cp)},
          {"vp", cell(row.vp)},
          {"ep", cell(row.ep)},
+         {"ga", cell(row.ga)},
          {"dp", r.dp ? std::to_string(r.dp) : ""},
          {"published_tokens_per_sec_per_gpu", row.published ? fmt::format("{}", *row.published) : ""},
          {"predicted_tokens_per_sec_per_gpu", ok ? fmt::format("{:.1f}", r.predicted) : ""},

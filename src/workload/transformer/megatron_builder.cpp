@@ -143,11 +143,12 @@ std::string StepBuilder::description() const {
   return fmt::format("tp {} x pp {} x dp {}, {}, micro-batch {} ({} per step), recompute {}{}{}", layout_.tp,
                      layout_.pp, layout_.dp, schedule, mb_, m_, to_string(w_.training.recompute),
                      w_.parallel.sequence_parallel ? ", sequence parallel" : "",
-                     w_.parallel.zero ? fmt::format(", ZeRO-{}{}", w_.parallel.zero,
-                                                    w_.parallel.shard_group > 0
-                                                        ? fmt::format(" (HSDP, shard group {})", w_.parallel.shard_group)
-                                                        : "")
-                                      : "");
+                     w_.parallel.zero
+                         ? fmt::format(", ZeRO-{}{}", w_.parallel.zero,
+                                       w_.parallel.shard_group > 0
+                                           ? fmt::format(" (HSDP, shard group {})", w_.parallel.shard_group)
+                                           : "")
+                         : "");
 }
 
 std::vector<std::string> StepBuilder::notes() const {
@@ -160,11 +161,18 @@ std::vector<std::string> StepBuilder::notes() const {
     n.push_back(
         "sequence parallelism: backward all-gathers that Megatron overlaps with weight-gradient GEMMs are "
         "not modelled");
-  n.push_back(fmt::format(
-      "compute the schedule overlaps with data-parallel communication (bucketed gradient reduction, "
-      "parameter gathers) runs {:.3g}x slower while that communication runs (overlap_compute_slowdown "
-      "of {}, for its idle-network time)",
-      topo_.device_profile.overlap_compute_slowdown, topo_.device_profile.file));
+  double slowdown = topo_.device_profile.overlap_compute_slowdown;
+  n.push_back(
+      slowdown > 1
+          ? fmt::format(
+                "compute the schedule overlaps with data-parallel communication (bucketed "
+                "gradient reduction, parameter gathers) runs {:.3g}x slower while that "
+                "communication runs (overlap_compute_slowdown of the {} profile, for its idle-network "
+                "time)",
+                slowdown, topo_.device_profile.device)
+          : fmt::format("not modelled on this device: compute slowdown under overlapped "
+                        "communication (the {} profile sets no overlap_compute_slowdown)",
+                        topo_.device_profile.device));
   if (w_.parallel.zero >= 3 && layout_.dp > 1)
     n.push_back(
         "ZeRO-3: parameters are gathered per layer in every microbatch's forward and backward and "

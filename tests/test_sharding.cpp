@@ -3,6 +3,9 @@
 // the errors for settings that are refused.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "podsim/calibration/device_profile.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/driver/simulation.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
@@ -174,4 +177,47 @@ TEST(Sharding, RefusedSettingsNameTheFieldAndWhatIsValid) {
   std::string pipeline = message({{"parallel.zero", "3"}, {"parallel.pp", "2"}});
   EXPECT_NE(pipeline.find("zero"), std::string::npos) << pipeline;
   EXPECT_NE(pipeline.find("pipeline parallelism"), std::string::npos) << pipeline;
+}
+
+// ZeRO 1 with dp_overlap: the parameter all-gather runs under the step's first forward (each forward
+// piece of microbatch 0 waits for its bucket), none after the optimizer; without overlap it follows the
+// optimizer.
+TEST(Sharding, Zero1ParameterGatherOverlapsTheFirstForward) {
+  auto topo = two_nodes();
+  auto gathers_before_forward = [&](const char* overlap) {
+    auto plan = step(topo, config(topo, {{"parallel.zero", "1"}, {"parallel.dp_overlap", overlap}}));
+    const auto& tasks = plan.graph.tasks;
+    int waiting = 0, after_optimizer = 0;
+    for (const auto& t : tasks) {
+      for (int d : t.deps) {
+        if (t.kind == TaskKind::forward && t.microbatch == 0 && tasks[d].kind == TaskKind::dp) ++waiting;
+        if (t.kind == TaskKind::dp && tasks[d].kind == TaskKind::optimizer) ++after_optimizer;
+      }
+    }
+    return std::make_pair(waiting, after_optimizer);
+  };
+  auto [waiting, after] = gathers_before_forward("true");
+  EXPECT_GT(waiting, 0);
+  EXPECT_EQ(after, 0);
+  auto [waiting_plain, after_plain] = gathers_before_forward("false");
+  EXPECT_EQ(waiting_plain, 0);
+  EXPECT_EQ(after_plain, 1);
+}
+
+TEST(Sharding, ProfileRefusesASlowdownBelowOne) {
+  std::ifstream in(podsim::testing::source_path("calibration/profiles/a100-sxm4-80gb.yaml"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto at = text.find("overlap_compute_slowdown: 1.1");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 29, "overlap_compute_slowdown: 0.9");
+  std::string path = ::testing::TempDir() + "/podsim_bad_slowdown.yaml";
+  { std::ofstream(path) << text; }
+  try {
+    calibration::load_device_profile(path);
+    FAIL() << "accepted a slowdown of 0.9";
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("overlap_compute_slowdown"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("between 1"), std::string::npos) << msg;
+  }
 }

@@ -149,11 +149,14 @@ TEST(Metamorphic, MoreDataParallelReplicasAtFixedWorkLeavePerDeviceComputeUnchan
     std::string dp_key, batch_key;
     int per_replica;
   };
+  // Without dp_overlap: compute the schedule overlaps with data-parallel communication is slowed by the
+  // device's overlap_compute_slowdown (more replicas, more such communication), deliberately.
   std::vector<Case> cases = {
-      {kMegatron.with({"topology.nodes=4", "workload.parallel.tp=4", "workload.parallel.pp=2"}),
+      {kMegatron.with({"topology.nodes=4", "workload.parallel.tp=4", "workload.parallel.pp=2",
+                       "workload.parallel.dp_overlap=false"}),
        "workload.parallel.dp", "workload.training.global_batch", 8},
-      {kMegatron.with(
-           {"topology.nodes=4", "workload.parallel.tp=8", "workload.training.recompute=selective"}),
+      {kMegatron.with({"topology.nodes=4", "workload.parallel.tp=8", "workload.training.recompute=selective",
+                       "workload.parallel.dp_overlap=false"}),
        "workload.parallel.dp", "workload.training.global_batch", 4},
       {kWafer.with({"workload.training.micro_batch=4"}), "topology.systems", "workload.training.global_batch",
        16},

@@ -46,6 +46,10 @@ DeviceProfile load_device_profile(const std::string& path) {
   p.kernel_overhead_s = root.non_negative_or("kernel_overhead_us", 4) * 1e-6;
   p.clock_sustain_factor = root.fraction_or("clock_sustain_factor", 1.0);
   p.framework_memory_bytes = root.non_negative_or("framework_memory_GiB", 0) * 1073741824.0;
+  p.overlap_compute_slowdown = root.number_or("overlap_compute_slowdown", 1.0);
+  if (p.overlap_compute_slowdown < 1 || p.overlap_compute_slowdown > 4)
+    root.fail("overlap_compute_slowdown",
+              fmt::format("must be between 1 (no slowdown) and 4, got {}", p.overlap_compute_slowdown));
   p.provenance = read_provenance(root);
   root.reject_unknown_keys();
   return p;

@@ -49,6 +49,7 @@ std::string device_profile_yaml(const DeviceProfile& p, const std::vector<std::s
   out += fmt::format("kernel_overhead_us: {}\n", num(p.kernel_overhead_s * 1e6));
   out += fmt::format("clock_sustain_factor: {}\n", num(p.clock_sustain_factor));
   out += fmt::format("framework_memory_GiB: {}\n", num(p.framework_memory_bytes / 1073741824.0));
+  out += fmt::format("overlap_compute_slowdown: {}\n", num(p.overlap_compute_slowdown));
   return out + provenance_yaml(p.provenance);
 }
 

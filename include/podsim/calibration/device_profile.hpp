@@ -37,6 +37,10 @@ struct DeviceProfile {
   double kernel_overhead_s = 4e-6;    // launch + tail per kernel, paid by every op
   double clock_sustain_factor = 1.0;  // sustained (power-limited) / boost clock under training load
   double framework_memory_bytes = 0;  // CUDA context, library workspaces, allocator slack
+  // Compute kernels run this much slower while communication kernels share the device (NCCL's channels
+  // occupy SMs and move their bytes through HBM); >= 1, 1 = no contention. Applied only to compute the
+  // schedule overlaps with communication.
+  double overlap_compute_slowdown = 1.0;
   std::vector<Provenance> provenance;
 };
 

@@ -86,6 +86,7 @@ StepPlan StepBuilder::build() {
     g_.stage_devices.push_back(rep);
     compute_stream_.push_back(g_.add_stream(fmt::format("stage {} compute", s), s, rep));
     dp_stream_.push_back(g_.add_stream(fmt::format("stage {} data-parallel", s), s, rep, false));
+    gather_stream_.push_back(g_.add_stream(fmt::format("stage {} parameter gather", s), s, rep, false));
   }
   build_pipeline();
   build_gradient_sync_and_optimizer();
@@ -142,7 +143,12 @@ std::string StepBuilder::description() const {
   return fmt::format("tp {} x pp {} x dp {}, {}, micro-batch {} ({} per step), recompute {}{}{}", layout_.tp,
                      layout_.pp, layout_.dp, schedule, mb_, m_, to_string(w_.training.recompute),
                      w_.parallel.sequence_parallel ? ", sequence parallel" : "",
-                     w_.parallel.zero ? fmt::format(", ZeRO-{}", w_.parallel.zero) : "");
+                     w_.parallel.zero
+                         ? fmt::format(", ZeRO-{}{}", w_.parallel.zero,
+                                       w_.parallel.shard_group > 0
+                                           ? fmt::format(" (HSDP, shard group {})", w_.parallel.shard_group)
+                                           : "")
+                         : "");
 }
 
 std::vector<std::string> StepBuilder::notes() const {
@@ -155,9 +161,25 @@ std::vector<std::string> StepBuilder::notes() const {
     n.push_back(
         "sequence parallelism: backward all-gathers that Megatron overlaps with weight-gradient GEMMs are "
         "not modelled");
+  double slowdown = topo_.device_profile.overlap_compute_slowdown;
   n.push_back(
-      "not modelled: compute slowdown from concurrent communication kernels, data loading, CPU launch "
-      "stalls");
+      slowdown > 1
+          ? fmt::format(
+                "compute the schedule overlaps with data-parallel communication (bucketed "
+                "gradient reduction, parameter gathers) runs {:.3g}x slower while that "
+                "communication runs (overlap_compute_slowdown of the {} profile, for its idle-network "
+                "time)",
+                slowdown, topo_.device_profile.device)
+          : fmt::format("not modelled on this device: compute slowdown under overlapped "
+                        "communication (the {} profile sets no overlap_compute_slowdown)",
+                        topo_.device_profile.device));
+  if (w_.parallel.zero >= 3 && layout_.dp > 1)
+    n.push_back(
+        "ZeRO-3: parameters are gathered per layer in every microbatch's forward and backward and "
+        "gradients reduce-scattered in every backward (FSDP2 / Megatron-FSDP with gradient accumulation); "
+        "a pass's L layer gathers are folded into one exposed first gather and one gather beside the "
+        "compute");
+  n.push_back("not modelled: data loading, CPU launch stalls");
   return n;
 }
 

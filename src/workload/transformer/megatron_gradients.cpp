@@ -1,8 +1,8 @@
 // After the pipeline of the Megatron step: data-parallel gradient reduction (whole or per bucket), the
 // tied embedding's gradient all-reduce, the model-parallel sync before the optimizer, the optimizer step
-// and, with a sharded optimizer, the gather of the updated parameters.
+// and, with a sharded optimizer, the gather of the updated parameters. Every data-parallel group comes
+// from grad_group(); HSDP (parallel.shard_group) splits it into shard groups and replica groups.
 #include "megatron_step_builder.hpp"
-#include "podsim/network/collective.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -18,16 +18,66 @@ double StepBuilder::chunk_params(int s, int chunk) const {
   return params;
 }
 
+// The one place that says which ranks reduce gradients (and share ZeRO shards) with TP rank `tp_rank` of
+// stage `s`.
+std::vector<int> StepBuilder::grad_group(int tp_rank, int s) const {
+  return layout_.dp_group(tp_rank, s);
+}
+
+int StepBuilder::shard_size(int s) const {
+  int ranks = static_cast<int>(grad_group(0, s).size());
+  // shard_group counts data-parallel ranks; any other ranks folded into the gradient group (context
+  // parallelism) shard along with each of them.
+  if (w_.parallel.shard_group <= 0 || w_.parallel.zero == 0) return ranks;
+  return w_.parallel.shard_group * (ranks / layout_.dp);
+}
+
+plan::CommPlan StepBuilder::shard_collective(int s, CollectiveKind kind, double bytes) const {
+  std::vector<plan::CommPlan> plans;
+  int n = shard_size(s);
+  for (int r : rail_ranks_) {
+    std::vector<int> all = grad_group(r, s);
+    for (size_t first = 0; first + n <= all.size(); first += n) {
+      Collective c = network::make_collective(kind, {all.begin() + first, all.begin() + first + n}, bytes);
+      if (kind != CollectiveKind::all_gather)
+        c.algorithm = network::parse_algorithm(w_.parallel.dp_algorithm);
+      plans.push_back(network::plan_collective(topo_, c));
+    }
+  }
+  return network::concurrent(plans);
+}
+
+plan::CommPlan StepBuilder::replica_all_reduce(int s, double bytes) const {
+  std::vector<plan::CommPlan> plans;
+  int n = shard_size(s);
+  for (int r : rail_ranks_) {
+    std::vector<int> all = grad_group(r, s);
+    if (static_cast<int>(all.size()) == n) return {};
+    for (int j = 0; j < n; ++j) {
+      std::vector<int> replicas;
+      for (size_t i = j; i < all.size(); i += n) replicas.push_back(all[i]);
+      Collective c = network::make_collective(CollectiveKind::all_reduce, replicas, bytes);
+      c.algorithm = network::parse_algorithm(w_.parallel.dp_algorithm);
+      plans.push_back(network::plan_collective(topo_, c));
+    }
+  }
+  return network::concurrent(plans);
+}
+
 int StepBuilder::dp_plan(int s, double bytes) {
   if (layout_.dp == 1) return -1;
-  std::vector<plan::CommPlan> plans;
-  CollectiveKind kind = w_.parallel.zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-  for (int r : rail_ranks_) {
-    Collective c = network::make_collective(kind, layout_.dp_group(r, s), bytes);
-    c.algorithm = network::parse_algorithm(w_.parallel.dp_algorithm);
-    plans.push_back(network::plan_collective(topo_, c));
-  }
-  return g_.add_plan(network::concurrent(plans));
+  if (w_.parallel.zero == 0) return g_.add_plan(shard_collective(s, CollectiveKind::all_reduce, bytes));
+  // Reduce-scatter inside the shard group; with HSDP each rank's shard is then all-reduced with the
+  // ranks holding the same shard in the other groups (two phases of one task).
+  plan::CommPlan plan = shard_collective(s, CollectiveKind::reduce_scatter, bytes);
+  plan::CommPlan across = replica_all_reduce(s, bytes / shard_size(s));
+  plan.insert(plan.end(), across.begin(), across.end());
+  return g_.add_plan(std::move(plan));
+}
+
+int StepBuilder::param_gather_plan(int s, double bytes) {
+  if (layout_.dp == 1 || shard_size(s) == 1) return -1;
+  return g_.add_plan(shard_collective(s, CollectiveKind::all_gather, bytes));
 }
 
 void StepBuilder::build_gradient_sync_and_optimizer() {
@@ -46,11 +96,13 @@ void StepBuilder::build_gradient_sync_and_optimizer() {
 }
 
 // Per stage, the task after which its gradients are complete: the pipeline is flushed and the stage's
-// reductions are done (whole-stage reduction here when it does not overlap the backward).
+// reductions are done (whole-stage reduction here when it does not overlap the backward; ZeRO-3 reduces
+// per unit in every backward, megatron_sharding.cpp). The marker is on the data-parallel stream, so it
+// also waits for every reduction queued there.
 std::vector<int> StepBuilder::reduce_gradients() {
   std::vector<int> grads_ready(p_);
   for (int s = 0; s < p_; ++s) {
-    if (layout_.dp > 1 && !w_.parallel.dp_overlap) {
+    if (layout_.dp > 1 && !w_.parallel.dp_overlap && w_.parallel.zero < 3) {
       double grads = stage_params(w_, s) * w_.training.grad_reduce_bytes;
       g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, grads), Category::dp, {flush_done_[s]});
     }
@@ -78,21 +130,24 @@ int StepBuilder::sync_embeddings(const std::vector<int>& grads_ready) {
                       .comm_category = Category::dp});
 }
 
+// The optimizer updates the rank's shard (1/shard group of the stage with ZeRO). ZeRO 1/2 then all-gather
+// the updated parameters: here, after the step, without overlap; with dp_overlap the gather is Megatron's
+// overlap_param_gather, run under the next step's first forward (megatron_sharding.cpp). ZeRO-3 keeps the
+// parameters sharded and gathers them per unit before use.
 void StepBuilder::add_optimizer_steps(int sync_id) {
   for (int s = 0; s < p_; ++s) {
-    double params = stage_params(w_, s) / (w_.parallel.zero >= 1 ? layout_.dp : 1);
+    double params = stage_params(w_, s) / (w_.parallel.zero >= 1 ? shard_size(s) : 1);
     int opt_id = g_.add_compute(TaskKind::optimizer, compute_stream_[s], s,
                                 optimizer_cost(params, *cm_).seconds, Category::optimizer, {sync_id});
-    if (w_.parallel.zero >= 1 && layout_.dp > 1) {  // sharded optimizer: gather the updated parameters
-      std::vector<plan::CommPlan> plans;
-      double bytes = stage_params(w_, s) * element_bytes(w_.training.precision);
-      for (int r : rail_ranks_)
-        plans.push_back(network::plan_collective(
-            topo_, network::make_collective(CollectiveKind::all_gather, layout_.dp_group(r, s), bytes)));
-      g_.add_comm(TaskKind::dp, dp_stream_[s], s, g_.add_plan(network::concurrent(plans)), Category::dp,
-                  {opt_id});
-    }
+    if (!gathers_after_optimizer()) continue;
+    double bytes = stage_params(w_, s) * element_bytes(w_.training.precision);
+    int plan = param_gather_plan(s, bytes);
+    if (plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, plan, Category::dp, {opt_id});
   }
+}
+
+bool StepBuilder::gathers_after_optimizer() const {
+  return w_.parallel.zero >= 1 && w_.parallel.zero < 3 && layout_.dp > 1 && !w_.parallel.dp_overlap;
 }
 
 }  // namespace podsim::workload::megatron

@@ -58,7 +58,16 @@ StepBuilder::ChunkWork StepBuilder::chunk_work(int stage, int chunk, Pass pass) 
   return work;
 }
 
+int StepBuilder::bucket_count(double bytes) const {
+  // Clamped as a double before the cast: a tiny bucket size must not overflow the count. Finer than 64
+  // buckets changes nothing visible but costs simulation time.
+  double wanted = std::ceil(bytes / w_.parallel.dp_bucket_bytes);
+  return static_cast<int>(std::clamp(wanted, 1.0, 64.0));
+}
+
 void StepBuilder::add_chunk_pass(int s, const StageStep& step, bool final_backward) {
+  if (w_.parallel.zero >= 3 && layout_.dp > 1) return add_fsdp_pass(s, step);
+  if (overlaps_param_gather(step)) return add_gathered_forward(s, step);
   ChunkWork work = chunk_work(s, step.chunk, step.pass);
   bool overlap_dp = final_backward && layout_.dp > 1 && w_.parallel.dp_overlap;
   if (!overlap_dp) {
@@ -72,26 +81,27 @@ void StepBuilder::add_chunk_pass(int s, const StageStep& step, bool final_backwa
                  .chunk = step.chunk});
     return;
   }
-  // Final backward of a chunk with overlapped gradient reduction: split it into one piece per
-  // gradient bucket; each bucket's reduction starts when its piece is done (buckets fill from the last
-  // layer to the first, as in PyTorch DDP and Megatron's overlapped reduction).
+  // Final backward of a chunk with overlapped gradient reduction (reduce-scatter with ZeRO 1/2): split
+  // it into one piece per gradient bucket; each bucket's reduction starts when its piece is done (buckets
+  // fill from the last layer to the first, as in PyTorch DDP and Megatron's overlapped reduction). Every
+  // piece but the first runs beside the previous bucket's reduction and is slowed for as long as that
+  // runs (the first may still overlap an earlier chunk's buckets; not counted).
   double grads = chunk_params(s, step.chunk) * w_.training.grad_reduce_bytes;
-  // Clamped as a double before the cast: a tiny bucket size must not overflow the count. Finer than 64
-  // buckets changes nothing visible but costs simulation time.
-  double wanted = std::ceil(grads / w_.parallel.dp_bucket_bytes);
-  int buckets = static_cast<int>(std::clamp(wanted, 1.0, 64.0));
+  int buckets = bucket_count(grads);
   int piece_plan = work.plan >= 0 ? g_.add_plan(network::scaled(g_.plans[work.plan], 1.0 / buckets)) : -1;
   int bucket_plan = dp_plan(s, grads / buckets);
+  double piece = work.seconds / buckets;
   for (int b = 0; b < buckets; ++b) {
-    int piece = g_.add_task({.kind = TaskKind::backward,
-                             .stream = compute_stream_[s],
-                             .stage = s,
-                             .compute_seconds = work.seconds / buckets,
-                             .plan = piece_plan,
-                             .comm_category = Category::tp,
-                             .microbatch = step.microbatch,
-                             .chunk = step.chunk});
-    g_.add_comm(TaskKind::dp, dp_stream_[s], s, bucket_plan, Category::dp, {piece});
+    int id =
+        g_.add_task({.kind = TaskKind::backward,
+                     .stream = compute_stream_[s],
+                     .stage = s,
+                     .compute_seconds = b == 0 ? piece : overlapped_seconds(piece, idle_seconds(bucket_plan)),
+                     .plan = piece_plan,
+                     .comm_category = Category::tp,
+                     .microbatch = step.microbatch,
+                     .chunk = step.chunk});
+    g_.add_comm(TaskKind::dp, dp_stream_[s], s, bucket_plan, Category::dp, {id});
   }
 }
 

@@ -3,7 +3,9 @@
 //   megatron_builder.cpp    costs, memory, settings, the step as a whole, the WorkloadModel
 //   megatron_layers.cpp     per-chunk compute and its merged tensor-parallel collectives
 //   megatron_pipeline.cpp   the pipeline schedule, point-to-point transfers and scatter/gather
-//   megatron_gradients.cpp  data-parallel gradient reduction, embedding sync, optimizer step
+//   megatron_gradients.cpp  data-parallel groups (HSDP), gradient reduction, embedding sync, optimizer
+//   megatron_sharding.cpp   ZeRO-3/FSDP parameter gathers, overlapped parameter gather, the compute
+//                           slowdown under overlapped communication
 #pragma once
 
 #include <map>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "podsim/calibration/compute_model.hpp"
+#include "podsim/network/collective.hpp"
 #include "podsim/topology/topology.hpp"
 #include "podsim/workload/parallel_layout.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
@@ -51,6 +54,23 @@ class StepBuilder {
   // The task(s) of one compute step of the schedule on stage `s`'s compute stream.
   void add_chunk_pass(int s, const StageStep& step, bool final_backward);
 
+  // Gradient buckets of `bytes` (parallel.dp_bucket_MB), at least 1 and at most 64.
+  int bucket_count(double bytes) const;
+
+  // megatron_sharding.cpp
+  // Time of plan `plan` (-1: none, 0 s) on an idle network, cached.
+  double idle_seconds(int plan);
+  // `compute` seconds of device time stretched by the device's overlap_compute_slowdown for the `comm`
+  // seconds communication kernels run beside it.
+  double overlapped_seconds(double compute, double comm) const;
+  // ZeRO-3 / FSDP: one pass of a chunk with its parameter gathers (and, backward, gradient
+  // reduce-scatters).
+  void add_fsdp_pass(int s, const StageStep& step);
+  // ZeRO 1/2 with dp_overlap: the first forward of a chunk in buckets, each waiting for its part of the
+  // previous step's parameter all-gather (Megatron's overlap_param_gather).
+  void add_gathered_forward(int s, const StageStep& step);
+  bool overlaps_param_gather(const StageStep& step) const;
+
   // megatron_pipeline.cpp
   void build_pipeline();
   double activation_bytes() const;
@@ -60,8 +80,21 @@ class StepBuilder {
 
   // megatron_gradients.cpp
   double chunk_params(int s, int chunk) const;
-  // Gradient reduction of `bytes` per rank over the stage's data-parallel groups on rank 0's rail.
+  // THE lookup of the ranks whose gradients are reduced (and ZeRO state sharded) together with TP rank
+  // `tp_rank` of stage `s`; every data-parallel collective is built from it.
+  std::vector<int> grad_group(int tp_rank, int s) const;
+  // Ranks of one ZeRO shard group in that list (parallel.shard_group, HSDP; the whole list without it).
+  int shard_size(int s) const;
+  // `kind` of `bytes` (nccl-tests sizes) over every shard group of every rail rank at once.
+  plan::CommPlan shard_collective(int s, network::CollectiveKind kind, double bytes) const;
+  // HSDP: all-reduce of `bytes` per rank among the ranks holding the same shard; empty without HSDP.
+  plan::CommPlan replica_all_reduce(int s, double bytes) const;
+  // Gradient reduction of `bytes` per rank: all-reduce (zero 0), or reduce-scatter in the shard groups
+  // and, with HSDP, the shard all-reduced across groups.
   int dp_plan(int s, double bytes);
+  // All-gather of `bytes` of parameters in the shard groups (-1 when nothing is sharded).
+  int param_gather_plan(int s, double bytes);
+  bool gathers_after_optimizer() const;
   void build_gradient_sync_and_optimizer();
   std::vector<int> reduce_gradients();
   int sync_embeddings(const std::vector<int>& grads_ready);
@@ -77,10 +110,11 @@ class StepBuilder {
   HeadCosts head_;
   std::vector<StageProgram> programs_;
   TaskGraph g_;
-  std::vector<int> compute_stream_, dp_stream_, flush_done_;
+  std::vector<int> compute_stream_, dp_stream_, gather_stream_, flush_done_;
   std::map<std::tuple<int, int, bool>, ChunkWork> chunk_cache_;
   std::map<std::pair<int, int>, int> transfer_cache_;
   std::map<int, int> gather_cache_;
+  std::map<int, double> idle_time_cache_;  // plan id -> its time on an idle network
 };
 
 }  // namespace podsim::workload::megatron

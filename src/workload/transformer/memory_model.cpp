@@ -46,6 +46,10 @@ double recompute_working_bytes(const WorkloadConfig& w, int micro_batch, Recompu
          layer_activation_bytes(w, micro_batch, recompute);
 }
 
+double zero_shard_ranks(const ParallelConfig& p) {
+  return p.shard_group > 0 ? p.shard_group : p.dp;
+}
+
 double zero3_gathered_params(const WorkloadConfig& w, int stage) {
   // FSDP wraps each transformer block as one unit and keeps at most two gathered at a time: the one
   // computing and the next, prefetched (forward_prefetch / BACKWARD_PRE). DeepSpeed ZeRO-3 similarly
@@ -65,7 +69,7 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
                                           const calibration::DeviceProfile& profile) {
   const auto& p = w.parallel;
   double eb = element_bytes(w.training.precision);
-  double dp = p.dp;
+  double dp = zero_shard_ranks(p);  // ZeRO divides by the shard group
   long long chunks = static_cast<long long>(p.pp) * virtual_stages;
   if (virtual_stages < 1 || w.model.layers % chunks)
     throw std::logic_error("stage_memory: the layers do not split evenly into pp x virtual_stages chunks");

@@ -22,6 +22,22 @@ std::string divisors_up_to(long long n, long long limit) {
   return s;
 }
 
+// HSDP: the ZeRO shards live inside groups of shard_group data-parallel ranks, replicated across the
+// dp / shard_group groups.
+void validate_shard_group(const ParallelConfig& p, const ConfigNode& par) {
+  if (p.shard_group == 0) return;
+  if (p.zero == 0)
+    par.fail("shard_group",
+             fmt::format("shard_group={} shards ZeRO state, but zero is 0 (nothing is sharded); set zero: 1, "
+                         "2 or 3, or remove shard_group",
+                         p.shard_group));
+  if (p.shard_group > p.dp || p.dp % p.shard_group)
+    par.fail("shard_group",
+             fmt::format("shard_group={} must divide dp={} (0 = the whole data-parallel group); "
+                         "valid: 0, {}",
+                         p.shard_group, p.dp, divisors_up_to(p.dp, p.dp)));
+}
+
 }  // namespace
 
 const char* to_string(GradAccumulation g) {
@@ -99,6 +115,7 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   long long zero = par.integer_or("zero", 0);
   if (zero < 0 || zero > 3) par.fail("zero", fmt::format("ZeRO stage must be 0, 1, 2 or 3, got {}", zero));
   w.parallel.zero = static_cast<int>(zero);
+  w.parallel.shard_group = static_cast<int>(par.integer_in_or("shard_group", 0, 1 << 30, 0));
   w.parallel.scatter_gather = par.boolean_or("scatter_gather", true);
   w.parallel.dp_overlap = par.boolean_or("dp_overlap", true);
   w.parallel.dp_bucket_bytes =
@@ -205,11 +222,15 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
                  fmt::format("{} microbatches per step is beyond what podsim simulates (at most 10^7)",
                              microbatches));
   }
-  if (p.zero > 0 && p.pp > 1 && p.zero > 1)
-    par.fail("zero",
-             "ZeRO stages 2 and 3 shard gradients across data-parallel ranks, which Megatron does not "
-             "combine with "
-             "pipeline parallelism; use zero: 0 or 1 with pp > 1");
+  // DeepSpeed's pipeline engine refuses ZeRO-2/3 (sharded gradients must be reduced every microbatch,
+  // which a pipeline multiplies) and Megatron shards only the optimizer; podsim models zero 2/3 with
+  // pp 1 only.
+  if (p.zero >= 2 && p.pp > 1)
+    par.fail("zero", fmt::format("zero={} shards gradients (2) or parameters (3) across data-parallel ranks, "
+                                 "which neither Megatron nor DeepSpeed combines with pipeline parallelism; "
+                                 "use zero: 0 or 1 with pp > 1, or pp: 1",
+                                 p.zero));
+  validate_shard_group(p, par);
 }
 
 }  // namespace podsim::workload

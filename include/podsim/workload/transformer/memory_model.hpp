@@ -24,6 +24,10 @@ double layer_activation_bytes(const WorkloadConfig& w, int micro_batch, Recomput
 // monotone: full <= selective <= none.
 double recompute_working_bytes(const WorkloadConfig& w, int micro_batch, Recompute recompute);
 
+// Ranks a ZeRO shard is split over: the whole data-parallel group, or with HSDP (parallel.shard_group)
+// the shard group; memory divides by this, never by dp when the shards are replicated across groups.
+double zero_shard_ranks(const ParallelConfig& p);
+
 // ZeRO-3: parameters of stage `stage` (per tensor-parallel rank) gathered at once for compute, before
 // removing the local shard: two units (the layer computing and the next, prefetched), at most the stage.
 double zero3_gathered_params(const WorkloadConfig& w, int stage);

@@ -38,6 +38,7 @@ struct ParallelConfig {
   bool virtual_stages_auto = false;
   bool sequence_parallel = false;
   int zero = 0;                // ZeRO / FSDP stage 0..3
+  int shard_group = 0;         // HSDP: ZeRO shards within groups of this many dp ranks (0 = all of dp)
   bool scatter_gather = true;  // Megatron's p2p scatter/gather across TP ranks
   bool dp_overlap = true;      // bucketed gradient all-reduce overlapped with the last backward
   double dp_bucket_bytes = 25e6;

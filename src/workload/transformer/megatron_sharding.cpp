@@ -1,0 +1,121 @@
+// Data-parallel sharding beyond the gradient reduction: ZeRO-3 / FSDP's per-unit parameter gathers and
+// gradient reduce-scatters, the distributed optimizer's parameter all-gather overlapped with the first
+// forward (Megatron's overlap_param_gather), and the slowdown of compute that communication kernels
+// overlap (they take SMs and HBM bandwidth).
+#include <algorithm>
+
+#include "megatron_step_builder.hpp"
+#include "podsim/network/link_load.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
+
+namespace podsim::workload::megatron {
+
+double StepBuilder::idle_seconds(int plan) {
+  if (plan < 0) return 0;
+  auto it = idle_time_cache_.find(plan);
+  if (it != idle_time_cache_.end()) return it->second;
+  double t = network::idle_plan_time(topo_, g_.plans[plan]);
+  idle_time_cache_[plan] = t;
+  return t;
+}
+
+// While communication runs, compute progresses at 1/slowdown of its rate: `comm` seconds of overlap do
+// comm/slowdown of the work, the rest runs at full speed; if the communication outlasts the compute, all
+// of it is slowed. `comm` is the idle-network time, so contention that lengthens the communication is
+// not counted here (the engine does lengthen the communication itself).
+double StepBuilder::overlapped_seconds(double compute, double comm) const {
+  double slowdown = topo_.device_profile.overlap_compute_slowdown;
+  if (slowdown <= 1 || comm <= 0 || compute <= 0) return compute;
+  if (comm >= compute * slowdown) return compute * slowdown;
+  return compute + comm * (1 - 1 / slowdown);
+}
+
+// ZeRO-3 / FSDP (pp 1, checked by the config): every unit (a transformer layer; the embedding, the final
+// norm and the tied output layer form their own unit) is all-gathered in the shard group before its
+// forward and again before its backward, and its gradients are reduce-scattered (then, with HSDP,
+// all-reduced across groups) after its backward. The next unit's gather is prefetched on its own stream.
+// This happens for every microbatch: with gradient accumulation FSDP re-gathers in every forward and
+// backward (torchtitan / FSDP2's reshard_after_forward, NeMo's Megatron-FSDP alike) and reduce-scatters
+// every backward, because the gradients are sharded and an unsharded accumulation buffer is what ZeRO-3
+// avoids.
+//
+// Folded like chunk_work folds layers: a pass over L layers is the first unit's gather (exposed), then
+// one compute task beside one gather of the other L-1 layers (and, backward, one reduce-scatter of L-1
+// layers' gradients); a zero-time marker makes the next pass wait for the gathers, and the last unit's
+// reduce-scatter follows the compute. With identical layers this equals the per-layer pipeline
+// first_gather + max(L compute, (L-1) gather) except for the last layer's compute when gathers dominate
+// (per layer: L gather + compute); the L-1 reduce-scatters start with the compute instead of one layer
+// later (slightly optimistic). dp_overlap: false gathers the whole pass before its compute (no prefetch).
+void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
+  ChunkWork work = chunk_work(s, step.chunk, step.pass);
+  bool backward = step.pass == Pass::backward;
+  double eb = element_bytes(w_.training.precision), gb = w_.training.grad_reduce_bytes;
+  double unit = layer_params(w_.model) / layout_.tp, L = layers_per_chunk_;
+  double heads = chunk_params(s, step.chunk) - L * unit;
+  bool prefetch = w_.parallel.dp_overlap && L > 1;
+  double first_params = (prefetch ? unit : L * unit) + heads;
+  int prev = g_.streams[compute_stream_[s]].last_task;
+  std::vector<int> after_prev;
+  if (prev >= 0) after_prev.push_back(prev);
+  int first = g_.add_comm(TaskKind::dp, gather_stream_[s], s, param_gather_plan(s, first_params * eb),
+                          Category::dp, after_prev);
+  int rest = -1, rest_plan = -1, scatter_plan = -1;
+  if (prefetch) {
+    rest_plan = param_gather_plan(s, (L - 1) * unit * eb);
+    rest = g_.add_comm(TaskKind::dp, gather_stream_[s], s, rest_plan, Category::dp, {first});
+    if (backward) {
+      scatter_plan = dp_plan(s, (L - 1) * unit * gb);
+      g_.add_comm(TaskKind::dp, dp_stream_[s], s, scatter_plan, Category::dp, {first});
+    }
+  }
+  // Gathers and reduce-scatters beside the compute each hold SMs; their idle times add up.
+  double comm = idle_seconds(rest_plan) + idle_seconds(scatter_plan);
+  int compute = g_.add_task({.kind = backward ? TaskKind::backward : TaskKind::forward,
+                             .stream = compute_stream_[s],
+                             .stage = s,
+                             .deps = {first},
+                             .compute_seconds = overlapped_seconds(work.seconds, comm),
+                             .plan = work.plan,
+                             .comm_category = Category::tp,
+                             .microbatch = step.microbatch,
+                             .chunk = step.chunk});
+  if (backward)
+    g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, first_params * gb), Category::dp, {compute});
+  if (rest >= 0)
+    g_.add_task({.kind = TaskKind::call_done, .stream = compute_stream_[s], .stage = s, .deps = {rest}});
+}
+
+bool StepBuilder::overlaps_param_gather(const StageStep& step) const {
+  return step.pass == Pass::forward && step.microbatch == 0 && w_.parallel.zero >= 1 &&
+         w_.parallel.zero < 3 && layout_.dp > 1 && w_.parallel.dp_overlap;
+}
+
+// ZeRO 1/2 with dp_overlap (Megatron's overlap_param_gather): the all-gather of the parameters the last
+// optimizer step updated is dispatched in buckets at the start of the step, and each bucket's part of the
+// chunk's first forward waits for it. One step is simulated, so the gather of the previous step's update
+// stands in for this step's (same bytes, steady state) and the step ends with the optimizer. Every piece
+// but the last runs beside the next bucket's gather and is slowed for as long as that runs.
+void StepBuilder::add_gathered_forward(int s, const StageStep& step) {
+  ChunkWork work = chunk_work(s, step.chunk, step.pass);
+  double bytes = chunk_params(s, step.chunk) * element_bytes(w_.training.precision);
+  int buckets = bucket_count(bytes);
+  int gather_plan = param_gather_plan(s, bytes / buckets);
+  int piece_plan = work.plan >= 0 ? g_.add_plan(network::scaled(g_.plans[work.plan], 1.0 / buckets)) : -1;
+  double piece = work.seconds / buckets;
+  std::vector<int> gathers;
+  for (int b = 0; b < buckets; ++b)
+    gathers.push_back(g_.add_comm(TaskKind::dp, gather_stream_[s], s, gather_plan, Category::dp));
+  for (int b = 0; b < buckets; ++b)
+    g_.add_task(
+        {.kind = TaskKind::forward,
+         .stream = compute_stream_[s],
+         .stage = s,
+         .deps = {gathers[b]},
+         .compute_seconds = b + 1 < buckets ? overlapped_seconds(piece, idle_seconds(gather_plan)) : piece,
+         .plan = piece_plan,
+         .comm_category = Category::tp,
+         .microbatch = step.microbatch,
+         .chunk = step.chunk});
+}
+
+}  // namespace podsim::workload::megatron

@@ -1,0 +1,223 @@
+// Data-parallel sharding that communicates: ZeRO 0/1/3 bytes per step against closed forms, HSDP groups
+// and memory, the overlapped parameter gather, the compute slowdown under overlapped communication, and
+// the errors for settings that are refused.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "podsim/calibration/device_profile.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
+#include "podsim/workload/pipeline_schedule.hpp"
+#include "podsim/workload/transformer/megatron_builder.hpp"
+#include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/transformer_loader.hpp"
+#include "podsim/workload/workload_model.hpp"
+#include "test_helpers.hpp"
+
+using namespace podsim;
+using namespace podsim::workload;
+
+namespace {
+
+// 8 layers, hidden 2048, tp 1, pp 1 on 2 DGX A100s (dp 16), 2 microbatches of 1.
+Overrides small(Overrides sets) {
+  Overrides base = {{"model.layers", "8"},         {"model.hidden", "2048"},
+                    {"model.heads", "16"},         {"model.ffn_hidden", "8192"},
+                    {"parallel.tp", "1"},          {"parallel.pp", "1"},
+                    {"parallel.schedule", "1f1b"}, {"training.global_batch", "32"},
+                    {"training.micro_batch", "1"}};
+  base.insert(base.end(), sets.begin(), sets.end());
+  return base;
+}
+
+topology::Topology two_nodes() {
+  return podsim::testing::preset("dgx-a100-superpod", {{"nodes", "2"}});
+}
+
+WorkloadConfig config(const topology::Topology& topo, Overrides sets) {
+  return load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"), small(std::move(sets)),
+                       topo);
+}
+
+// Bytes device `rank` sends in the data-parallel tasks of the step (what every rank of a symmetric ring
+// sends), and whether every such flow stays in `allowed` when given.
+double dp_bytes_sent(const StepPlan& plan, int rank, const std::vector<int>& allowed = {}) {
+  double bytes = 0;
+  for (const auto& t : plan.graph.tasks) {
+    if (t.kind != TaskKind::dp || t.plan < 0) continue;
+    for (const auto& phase : plan.graph.plans[t.plan])
+      for (const auto& f : phase.flows) {
+        if (f.src != rank) continue;
+        bytes += f.bytes;
+        if (!allowed.empty())
+          EXPECT_NE(std::find(allowed.begin(), allowed.end(), f.dst), allowed.end()) << "flow to " << f.dst;
+      }
+  }
+  return bytes;
+}
+
+StepPlan step(const topology::Topology& topo, const WorkloadConfig& w) {
+  return build_megatron_step(topo, w, 1, 1);
+}
+
+}  // namespace
+
+// ZeRO-3 / FSDP per rank and step: each microbatch gathers the parameters before its forward and again
+// before its backward, 2 x params x bytes x (N-1)/N, and reduce-scatters the gradients,
+// params x grad bytes x (N-1)/N.
+TEST(Sharding, Zero3BytesPerStepMatchTheClosedForm) {
+  auto topo = two_nodes();
+  for (const char* overlap : {"true", "false"}) {
+    auto w = config(topo, {{"parallel.zero", "3"}, {"parallel.dp_overlap", overlap}});
+    ASSERT_EQ(w.parallel.dp, 16);
+    double n = 16, m = 2, params = stage_params(w, 0), eb = 2, gb = w.training.grad_reduce_bytes;
+    double expected = m * (2 * params * eb + params * gb) * (n - 1) / n;
+    EXPECT_NEAR(dp_bytes_sent(step(topo, w), 0), expected, 1e-6 * expected) << "dp_overlap " << overlap;
+  }
+}
+
+// ZeRO 0 all-reduces the gradients (2 (N-1)/N per rank); ZeRO 1 reduce-scatters them and all-gathers the
+// updated parameters ((N-1)/N each), after the step or, with dp_overlap, under the first forward.
+TEST(Sharding, Zero1ReduceScattersAndGathersWhatZero0AllReduces) {
+  auto topo = two_nodes();
+  auto zero0 = config(topo, {{"parallel.zero", "0"}, {"parallel.dp_overlap", "false"}});
+  double n = 16, params = stage_params(zero0, 0), gb = zero0.training.grad_reduce_bytes, eb = 2;
+  EXPECT_NEAR(dp_bytes_sent(step(topo, zero0), 0), 2 * params * gb * (n - 1) / n, 1e-3);
+  for (const char* overlap : {"true", "false"}) {
+    auto zero1 = config(topo, {{"parallel.zero", "1"}, {"parallel.dp_overlap", overlap}});
+    EXPECT_NEAR(dp_bytes_sent(step(topo, zero1), 0), (params * gb + params * eb) * (n - 1) / n, 1e-3)
+        << "dp_overlap " << overlap;
+  }
+}
+
+// HSDP: shard inside groups of 8 (here one server each), then all-reduce the 1/8 shard across the 2
+// groups. Gathers and reduce-scatters stay inside the group; memory divides by 8, not by dp.
+TEST(Sharding, HsdpShardsInsideTheGroupAndReducesAcrossGroups) {
+  auto topo = two_nodes();
+  auto w =
+      config(topo, {{"parallel.zero", "3"}, {"parallel.shard_group", "8"}, {"parallel.dp_overlap", "true"}});
+  double n = 8, groups = 2, m = 2, params = stage_params(w, 0), eb = 2, gb = w.training.grad_reduce_bytes;
+  double inside = m * (2 * params * eb + params * gb) * (n - 1) / n;
+  double across = m * 2 * (params * gb / n) * (groups - 1) / groups;
+  auto plan = step(topo, w);
+  EXPECT_NEAR(dp_bytes_sent(plan, 0), inside + across, 1e-6 * (inside + across));
+  // Every data-parallel flow of rank 0 goes to its own server (the shard group) or to rank 8, the rank
+  // holding the same shard in the other group.
+  dp_bytes_sent(plan, 0, {1, 2, 3, 4, 5, 6, 7, 8});
+
+  auto programs = build_schedule(Schedule::none, 1, 2, 1);
+  auto mem = stage_memory(w, 1, 1, peak_in_flight(programs), topo.device_profile);
+  EXPECT_DOUBLE_EQ(mem[0].optimizer, params * 12 / 8);
+  EXPECT_DOUBLE_EQ(mem[0].weights, params * 2 / 8);
+  auto whole = config(topo, {{"parallel.zero", "3"}});
+  auto whole_mem = stage_memory(whole, 1, 1, peak_in_flight(programs), topo.device_profile);
+  EXPECT_DOUBLE_EQ(whole_mem[0].optimizer, params * 12 / 16);
+}
+
+// The example: GPT-3 175B with ZeRO-3, tp 1, pp 1 on 384 A100s runs (it was out_of_memory) and
+// its gathers are on the network.
+TEST(Sharding, Gpt3Zero3OnA100sRunsAndCommunicates) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "48"}});
+  auto model = load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                                   {{"parallel.tp", "1"},
+                                    {"parallel.pp", "1"},
+                                    {"parallel.schedule", "1f1b"},
+                                    {"parallel.zero", "3"},
+                                    {"parallel.dp_overlap", "false"}},
+                                   topo);
+  auto r = driver::simulate(topo, *model);
+  ASSERT_EQ(r.status, "ok") << r.status_detail;
+  // Without prefetch the gathers are exposed: 4 microbatches x 3 passes of 350 GB per rank at most 8
+  // rails x 25 GB/s per server take seconds.
+  EXPECT_GT(r.mean[Category::dp], 5.0);
+  EXPECT_LT(r.mfu(), 1.0);
+}
+
+// Backward pieces that run beside a gradient bucket's reduction take longer by at most the device's
+// overlap_compute_slowdown; the first piece (nothing in flight yet) and a device without contention not.
+TEST(Sharding, OverlappedComputeIsSlowedOnlyWhereCommunicationRuns) {
+  auto topo = two_nodes();
+  ASSERT_GT(topo.device_profile.overlap_compute_slowdown, 1.0);
+  auto w = config(topo,
+                  {{"parallel.zero", "0"}, {"parallel.dp_overlap", "true"}, {"parallel.dp_bucket_MB", "10"}});
+  auto pieces = [&](const topology::Topology& t) {
+    std::vector<double> out;
+    auto plan = step(t, w);
+    for (const auto& task : plan.graph.tasks)
+      if (task.kind == TaskKind::backward && task.microbatch == 1) out.push_back(task.compute_seconds);
+    return out;
+  };
+  auto slowed = pieces(topo);
+  ASSERT_GT(slowed.size(), 2u);
+  EXPECT_GT(slowed[1], slowed[0]);
+  EXPECT_LE(slowed[1], slowed[0] * topo.device_profile.overlap_compute_slowdown * (1 + 1e-12));
+  auto calm = topo;
+  calm.device_profile.overlap_compute_slowdown = 1.0;
+  auto plain = pieces(calm);
+  for (size_t i = 0; i < plain.size(); ++i) EXPECT_DOUBLE_EQ(plain[i], slowed[0]);
+}
+
+TEST(Sharding, RefusedSettingsNameTheFieldAndWhatIsValid) {
+  auto topo = two_nodes();
+  auto message = [&](Overrides sets) {
+    try {
+      config(topo, std::move(sets));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string bad_group = message({{"parallel.zero", "3"}, {"parallel.shard_group", "3"}});
+  EXPECT_NE(bad_group.find("shard_group"), std::string::npos) << bad_group;
+  EXPECT_NE(bad_group.find("must divide dp=16"), std::string::npos) << bad_group;
+  EXPECT_NE(bad_group.find("valid: 0, 1, 2, 4, 8, 16"), std::string::npos) << bad_group;
+  std::string nothing_sharded = message({{"parallel.shard_group", "8"}});
+  EXPECT_NE(nothing_sharded.find("zero is 0"), std::string::npos) << nothing_sharded;
+  std::string pipeline = message({{"parallel.zero", "3"}, {"parallel.pp", "2"}});
+  EXPECT_NE(pipeline.find("zero"), std::string::npos) << pipeline;
+  EXPECT_NE(pipeline.find("pipeline parallelism"), std::string::npos) << pipeline;
+}
+
+// ZeRO 1 with dp_overlap: the parameter all-gather runs under the step's first forward (each forward
+// piece of microbatch 0 waits for its bucket), none after the optimizer; without overlap it follows the
+// optimizer.
+TEST(Sharding, Zero1ParameterGatherOverlapsTheFirstForward) {
+  auto topo = two_nodes();
+  auto gathers_before_forward = [&](const char* overlap) {
+    auto plan = step(topo, config(topo, {{"parallel.zero", "1"}, {"parallel.dp_overlap", overlap}}));
+    const auto& tasks = plan.graph.tasks;
+    int waiting = 0, after_optimizer = 0;
+    for (const auto& t : tasks) {
+      for (int d : t.deps) {
+        if (t.kind == TaskKind::forward && t.microbatch == 0 && tasks[d].kind == TaskKind::dp) ++waiting;
+        if (t.kind == TaskKind::dp && tasks[d].kind == TaskKind::optimizer) ++after_optimizer;
+      }
+    }
+    return std::make_pair(waiting, after_optimizer);
+  };
+  auto [waiting, after] = gathers_before_forward("true");
+  EXPECT_GT(waiting, 0);
+  EXPECT_EQ(after, 0);
+  auto [waiting_plain, after_plain] = gathers_before_forward("false");
+  EXPECT_EQ(waiting_plain, 0);
+  EXPECT_EQ(after_plain, 1);
+}
+
+TEST(Sharding, ProfileRefusesASlowdownBelowOne) {
+  std::ifstream in(podsim::testing::source_path("calibration/profiles/a100-sxm4-80gb.yaml"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto at = text.find("overlap_compute_slowdown: 1.1");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 29, "overlap_compute_slowdown: 0.9");
+  std::string path = ::testing::TempDir() + "/podsim_bad_slowdown.yaml";
+  { std::ofstream(path) << text; }
+  try {
+    calibration::load_device_profile(path);
+    FAIL() << "accepted a slowdown of 0.9";
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("overlap_compute_slowdown"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("between 1"), std::string::npos) << msg;
+  }
+}

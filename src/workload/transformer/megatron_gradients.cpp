@@ -18,12 +18,14 @@ double StepBuilder::chunk_params(int s, int chunk) const {
   return params;
 }
 
+// Context-parallel ranks hold the same weights as data-parallel ones: gradients are reduced (and the
+// distributed optimizer sharded) over the dp x cp ranks, ParallelLayout::grad_group, as in Megatron-Core.
 int StepBuilder::dp_plan(int s, double bytes) {
-  if (layout_.dp == 1) return -1;
+  if (layout_.dp * layout_.cp == 1) return -1;
   std::vector<plan::CommPlan> plans;
   CollectiveKind kind = w_.parallel.zero >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
   for (int r : rail_ranks_) {
-    Collective c = network::make_collective(kind, layout_.dp_group(r, s), bytes);
+    Collective c = network::make_collective(kind, layout_.grad_group(r, s), bytes);
     c.algorithm = network::parse_algorithm(w_.parallel.dp_algorithm);
     plans.push_back(network::plan_collective(topo_, c));
   }
@@ -38,7 +40,7 @@ void StepBuilder::build_gradient_sync_and_optimizer() {
   // group, which makes every stage wait for the slowest before its optimizer step.
   std::vector<int> stage_reps;
   for (int s = 0; s < p_; ++s)
-    for (int t = 0; t < layout_.tp; ++t) stage_reps.push_back(layout_.device(t, 0, s));
+    for (int t = 0; t < layout_.tp; ++t) stage_reps.push_back(layout_.device(t, 0, 0, s));
   int sync_plan = g_.add_plan(
       network::plan_collective(topo_, network::make_collective(CollectiveKind::all_reduce, stage_reps, 8)));
   int sync_id = g_.add_comm(TaskKind::sync, -1, -1, sync_plan, Category::optimizer, before_optimizer);
@@ -50,7 +52,7 @@ void StepBuilder::build_gradient_sync_and_optimizer() {
 std::vector<int> StepBuilder::reduce_gradients() {
   std::vector<int> grads_ready(p_);
   for (int s = 0; s < p_; ++s) {
-    if (layout_.dp > 1 && !w_.parallel.dp_overlap) {
+    if (layout_.dp * layout_.cp > 1 && !w_.parallel.dp_overlap) {
       double grads = stage_params(w_, s) * w_.training.grad_reduce_bytes;
       g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, grads), Category::dp, {flush_done_[s]});
     }
@@ -65,11 +67,12 @@ int StepBuilder::sync_embeddings(const std::vector<int>& grads_ready) {
   double bytes =
       static_cast<double>(w_.model.vocab) * w_.model.hidden / layout_.tp * w_.training.grad_reduce_bytes;
   for (int replica = 0; replica < layout_.dp; ++replica)
-    for (int r : rail_ranks_)
-      plans.push_back(network::plan_collective(
-          topo_, network::make_collective(CollectiveKind::all_reduce,
-                                          {layout_.device(r, replica, 0), layout_.device(r, replica, p_ - 1)},
-                                          bytes)));
+    for (int c = 0; c < layout_.cp; ++c)
+      for (int r : rail_ranks_)
+        plans.push_back(network::plan_collective(
+            topo_, network::make_collective(
+                       CollectiveKind::all_reduce,
+                       {layout_.device(r, c, replica, 0), layout_.device(r, c, replica, p_ - 1)}, bytes)));
   return g_.add_task({.kind = TaskKind::embedding_sync,
                       .stage = 0,
                       .peer_stage = p_ - 1,
@@ -80,15 +83,16 @@ int StepBuilder::sync_embeddings(const std::vector<int>& grads_ready) {
 
 void StepBuilder::add_optimizer_steps(int sync_id) {
   for (int s = 0; s < p_; ++s) {
-    double params = stage_params(w_, s) / (w_.parallel.zero >= 1 ? layout_.dp : 1);
+    int grad_ranks = layout_.dp * layout_.cp;
+    double params = stage_params(w_, s) / (w_.parallel.zero >= 1 ? grad_ranks : 1);
     int opt_id = g_.add_compute(TaskKind::optimizer, compute_stream_[s], s,
                                 optimizer_cost(params, *cm_).seconds, Category::optimizer, {sync_id});
-    if (w_.parallel.zero >= 1 && layout_.dp > 1) {  // sharded optimizer: gather the updated parameters
+    if (w_.parallel.zero >= 1 && grad_ranks > 1) {  // sharded optimizer: gather the updated parameters
       std::vector<plan::CommPlan> plans;
       double bytes = stage_params(w_, s) * element_bytes(w_.training.precision);
       for (int r : rail_ranks_)
         plans.push_back(network::plan_collective(
-            topo_, network::make_collective(CollectiveKind::all_gather, layout_.dp_group(r, s), bytes)));
+            topo_, network::make_collective(CollectiveKind::all_gather, layout_.grad_group(r, s), bytes)));
       g_.add_comm(TaskKind::dp, dp_stream_[s], s, g_.add_plan(network::concurrent(plans)), Category::dp,
                   {opt_id});
     }

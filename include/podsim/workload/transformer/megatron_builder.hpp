@@ -47,5 +47,10 @@ inline std::vector<std::string> megatron_setting_columns() {
           "virtual_stages",       "micro_batch", "global_batch", "microbatches", "recompute",
           "sequence_parallel",    "zero",        "precision"};
 }
+// Columns added after other kinds' (summary.csv only ever grows at the end): context parallelism and
+// the tensor-parallel overlap.
+inline std::vector<std::string> megatron_cp_setting_columns() {
+  return {"cp", "cp_algorithm", "tp_overlap"};
+}
 
 }  // namespace podsim::workload

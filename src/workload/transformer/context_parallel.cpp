@@ -1,5 +1,7 @@
 #include "podsim/workload/transformer/context_parallel.hpp"
 
+#include <array>
+
 namespace podsim::workload {
 namespace {
 
@@ -21,7 +23,20 @@ bool recompute_redoes_attention(Recompute r) {
   return r != Recompute::none;  // full recomputes the layer, selective the attention core
 }
 
+// The two of 2*cp sequence chunks rank r holds: r and 2cp-1-r (Megatron-Core's get_batch_on_this_cp_rank).
+std::array<int, 2> chunks_of(int cp, int rank) {
+  return {rank, 2 * cp - 1 - rank};
+}
+
 }  // namespace
+
+double cp_causal_block_work(int cp, int rank, int step) {
+  int kv_rank = ((rank - step) % cp + cp) % cp;
+  double work = 0;
+  for (int q : chunks_of(cp, rank))
+    for (int k : chunks_of(cp, kv_rank)) work += q > k ? 1.0 : q == k ? 0.5 : 0.0;  // causal: keys up to q
+  return work;
+}
 
 double cp_kv_block_bytes(const WorkloadConfig& w, int micro_batch) {
   double local_tokens = static_cast<double>(micro_batch) * w.model.seq_len / w.parallel.cp;

@@ -17,6 +17,11 @@
 
 namespace podsim::workload {
 
+// Causal attention work of CP rank `rank` at ring step `step` (the KV block of rank (rank - step) mod cp),
+// in units of one (s/2cp) x (s/2cp) chunk pair computed in full: the load balancing that lets one rank
+// represent all and one step represent all (every value is 2; each rank does 1/cp of the causal total).
+double cp_causal_block_work(int cp, int rank, int step);
+
 // K and V of one rank's s/cp tokens for the KV heads of its tensor-parallel rank: 2*b*(s/cp)*g*d bytes.
 double cp_kv_block_bytes(const WorkloadConfig& w, int micro_batch);
 

@@ -347,3 +347,23 @@ TEST(ContextParallel, BadInputIsAClearError) {
   // dp: auto leaves room for the CP ranks: 16 devices / (tp 8 x cp 2) = 1.
   EXPECT_EQ(config(topo, {{"parallel.dp", "auto"}}).parallel.dp, 1);
 }
+
+TEST(ContextParallel, PipelineTransfersCarryEveryCpRanksTokens) {
+  auto topo = h100({{"nodes", "4"}});
+  auto w = config(topo, {{"parallel.pp", "2"}, {"model.layers", "4"}});
+  auto plan = build_megatron_step(topo, w, 1, 1);
+  ParallelLayout l{.tp = 8, .pp = 2, .dp = 1, .cp = 2};
+  bool found = false;
+  for (const auto& t : plan.graph.tasks) {
+    if (t.kind != TaskKind::transfer || t.peer_stage != 0) continue;
+    const auto& flows = plan.graph.plans[t.plan][0].flows;
+    ASSERT_EQ(flows.size(), 2u);  // one per CP rank (rank 0's rail; dp 1)
+    EXPECT_EQ(flows[1].src, l.device(0, 1, 0, 0));
+    EXPECT_EQ(flows[1].dst, l.device(0, 1, 0, 1));
+    // Sequence parallel: each TP rank sends its 1/tp of the rank's s/cp tokens.
+    EXPECT_DOUBLE_EQ(flows[1].bytes, 8192.0 / 2 * 4096 * 2 / 8);
+    found = true;
+    break;
+  }
+  EXPECT_TRUE(found);
+}

@@ -62,8 +62,7 @@ inline int compute_devices(const std::string& topology, const std::vector<std::s
 }
 
 // Mostly a precision the device has a peak for (the rest exercise the error path).
-inline std::string precision_of(Rng& r, const std::string& topology,
-                                const std::vector<std::string>& choices) {
+inline std::string precision_of(Rng& r, const std::string& topology, const std::vector<std::string>& choices) {
   auto topo = topology::load_topology(source_path(topology), {});
   for (int attempt = 0; attempt < 8; ++attempt) {
     std::string p = r.pick(choices);

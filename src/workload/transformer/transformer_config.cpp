@@ -23,8 +23,14 @@ std::string divisors_up_to(long long n, long long limit) {
 }
 
 // parallel.cp, parallel.tp_overlap: the sequence splits into 2*cp chunks, and what the overlap needs.
-void validate_context_parallel(const WorkloadConfig& w, const ConfigNode& par, const ConfigNode& model) {
+void validate_context_parallel(const WorkloadConfig& w, const ConfigNode& par, const ConfigNode& model,
+                               int devices) {
   const auto& p = w.parallel;
+  long long total = static_cast<long long>(p.tp) * p.pp * p.dp * p.cp;
+  if (total > devices && p.cp > 1)
+    par.fail("dp", fmt::format("tp*cp*pp*dp = {}*{}*{}*{} = {} devices, but the topology has {}; lower a "
+                               "degree or add nodes (--set topology.nodes=N)",
+                               p.tp, p.cp, p.pp, p.dp, total, devices));
   long long s = w.model.seq_len;
   std::vector<std::string> valid;
   for (long long c = 1; c <= 64 && 2 * c <= s; ++c)
@@ -181,11 +187,8 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
   ConfigNode train = root.child("training");
   const auto& p = w.parallel;
   const auto& m = w.model;
+  validate_context_parallel(w, par, model, devices);
   long long total = static_cast<long long>(p.tp) * p.pp * p.dp * p.cp;
-  if (total > devices && p.cp > 1)
-    par.fail("dp", fmt::format("tp*cp*pp*dp = {}*{}*{}*{} = {} devices, but the topology has {}; lower a "
-                               "degree or add nodes (--set topology.nodes=N)",
-                               p.tp, p.cp, p.pp, p.dp, total, devices));
   if (total > devices)
     par.fail(
         "dp",
@@ -205,7 +208,6 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
         "vocab",
         fmt::format("vocab {} is not divisible by tp={} (Megatron pads the vocabulary; pad it here too)",
                     m.vocab, p.tp));
-  validate_context_parallel(w, par, model);
   if (p.sequence_parallel && p.cp == 1 && m.seq_len % p.tp)
     model.fail("seq_len", fmt::format("sequence parallelism splits seq_len {} over tp={}; it must divide",
                                       m.seq_len, p.tp));

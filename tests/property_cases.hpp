@@ -114,13 +114,20 @@ inline Case transformer_on_gpus(Rng& r) {
   set("parallel.schedule", schedule);
   set("parallel.virtual_stages", virtual_stages);
   set("parallel.zero", std::to_string(zero));
-  set("parallel.sequence_parallel", r.chance(0.3) ? "true" : "false");
+  bool sequence_parallel = r.chance(0.3);
+  set("parallel.sequence_parallel", sequence_parallel ? "true" : "false");
   set("parallel.dp_overlap", r.chance(0.5) ? "true" : "false");
   set("parallel.dp_algorithm", r.pick<std::string>({"ring", "tree", "hierarchical"}));
   set("training.global_batch", std::to_string(dp * mb * microbatches));
   set("training.micro_batch", micro_batch);
   set("training.recompute", r.pick<std::string>({"none", "selective", "full"}));
   set("training.precision", precision_of(r, c.topology, {"fp16", "fp16", "bf16", "fp32", "tf32", "fp8"}));
+  // Context parallelism and the TP overlap, drawn last so that the draws above stay as they were.
+  if (r.chance(0.3) && !dp_auto && tp * pp * dp * 2 <= devices) {
+    set("parallel.cp", "2");
+    set("parallel.cp_algorithm", r.pick<std::string>({"ring", "all_gather"}));
+  }
+  if (sequence_parallel && r.chance(0.5)) set("parallel.tp_overlap", "true");
   return c;
 }
 
@@ -223,6 +230,5 @@ inline Case draw_case(std::uint64_t seed) {
     default: return parameter_server(r);
   }
 }
-
 
 }  // namespace podsim::testing

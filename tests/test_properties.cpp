@@ -108,9 +108,11 @@ void check_properties(const Case& c, const report::RunResult& r, const topology:
     if (r.plan.samples_per_step != B)
       fail(fmt::format("batch: {} samples per step, global_batch {}", r.plan.samples_per_step, B));
     int tp = std::stoi(c.get("workload.parallel.tp"));
+    int mp = tp * pp * (c.get("workload.parallel.cp").empty() ? 1 : std::stoi(c.get("workload.parallel.cp")));
     std::string dp = c.get("workload.parallel.dp");
-    int expect = dp == "auto" ? topo.compute_device_count() / (tp * pp) * tp * pp : tp * pp * std::stoi(dp);
-    if (r.devices() != expect) fail(fmt::format("devices: {} used, tp x pp x dp = {}", r.devices(), expect));
+    int expect = dp == "auto" ? topo.compute_device_count() / mp * mp : mp * std::stoi(dp);
+    if (r.devices() != expect)
+      fail(fmt::format("devices: {} used, tp x cp x pp x dp = {}", r.devices(), expect));
     // A schedule without interleaving runs one model chunk per stage.
     if (c.get("workload.parallel.schedule") != "interleaved" && r.setting("virtual_stages") != "1")
       fail(fmt::format("virtual stages: schedule {} ran with virtual_stages={}",

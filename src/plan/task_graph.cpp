@@ -18,6 +18,7 @@ const char* description(Category c) {
     case Category::stream: return "exposed parameter streaming";
     case Category::storage: return "exposed host/SSD tiers";
     case Category::optimizer: return "optimizer step";
+    case Category::cp: return "exposed context-parallel comm";
     default: return "?";
   }
 }

@@ -83,7 +83,7 @@ window.addEventListener('error', e => {
     ['ep_exposed_s', 'expert all-to-all', '#d35fa5'], ['optimizer_s', 'optimizer', '#8c6d46'],
     ['pp_exposed_s', 'pipeline comm', '#3a9e5b'], ['stream_exposed_s', 'parameter streaming', '#2ab0c4'],
     ['storage_exposed_s', 'host/SSD tiers', '#b8a828'], ['dp_exposed_s', 'data-parallel comm', '#8e6bbf'],
-    ['bubble_s', 'bubble / idle', '#c9d1da']];
+    ['cp_exposed_s', 'context-parallel comm', '#c0392b'], ['bubble_s', 'bubble / idle', '#c9d1da']];
   Chart.defaults.animation = false;
   Chart.defaults.font.size = 11;
   Chart.defaults.plugins.legend.position = 'bottom';
@@ -262,8 +262,21 @@ std::string run_report_html(const RunResult& r) {
     for (const auto& s : r.stages)
       names.push_back(static_cast<size_t>(s.stage) < g.lane_names.size() ? g.lane_names[s.stage]
                                                                          : fmt::format("stage {}", s.stage));
-    const char* colors[] = {"#2f6db5", "#e07b39", "#d35fa5", "#8c6d46",
-                            "#3a9e5b", "#2ab0c4", "#b8a828", "#8e6bbf"};
+    // One color per category, as in the sweep report's table above (indexed by the enum, not the order).
+    auto color = [](workload::Category c) {
+      switch (c) {
+        case workload::Category::compute: return "#2f6db5";
+        case workload::Category::tp: return "#e07b39";
+        case workload::Category::ep: return "#d35fa5";
+        case workload::Category::optimizer: return "#8c6d46";
+        case workload::Category::pp: return "#3a9e5b";
+        case workload::Category::stream: return "#2ab0c4";
+        case workload::Category::storage: return "#b8a828";
+        case workload::Category::dp: return "#8e6bbf";
+        case workload::Category::cp: return "#c0392b";
+        default: return "#6d7b8a";
+      }
+    };
     nlohmann::json categories = nlohmann::json::array();
     for (int k = 0; k < workload::kCategories; ++k) {
       auto c = workload::kChargeOrder[k];
@@ -271,8 +284,7 @@ std::string run_report_html(const RunResult& r) {
       double any = 0;
       for (const auto& s : r.stages) seconds.push_back(s[c]), any += s[c];
       if (any > 0)
-        categories.push_back(
-            {{"name", workload::description(c)}, {"seconds", seconds}, {"color", colors[k]}});
+        categories.push_back({{"name", workload::description(c)}, {"seconds", seconds}, {"color", color(c)}});
     }
     nlohmann::json idle = nlohmann::json::array();
     for (const auto& s : r.stages) idle.push_back(s.idle);

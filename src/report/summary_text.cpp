@@ -80,7 +80,12 @@ std::string human_summary(const RunResult& r) {
     bool always = c == workload::Category::compute ||
                   (pipeline && (c == workload::Category::tp || c == workload::Category::pp ||
                                 c == workload::Category::dp || c == workload::Category::optimizer));
-    if (always || b[c] > 0) line(workload::description(c), b[c]);
+    // Context-parallel comm shows whenever the step has some, even fully hidden (a zero is informative).
+    bool has_cp = c == workload::Category::cp &&
+                  std::any_of(p.graph.tasks.begin(), p.graph.tasks.end(), [](const auto& t) {
+                    return t.plan >= 0 && t.comm_category == workload::Category::cp;
+                  });
+    if (always || has_cp || b[c] > 0) line(workload::description(c), b[c]);
   }
   line(p.graph.lane_kind == "pipeline stage" ? "pipeline bubble / idle" : "idle", b.idle);
   return out;

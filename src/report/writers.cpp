@@ -53,9 +53,12 @@ const std::vector<std::string>& summary_columns() {
                                   "samples_per_s",
                                   "hfu",
                                   "memory_capacity_GiB"};
-    for (Category cat : workload::kChargeOrder) c.push_back(category_column(cat));
+    for (Category cat : workload::kChargeOrder)
+      if (!plan::is_late_column(cat)) c.push_back(category_column(cat));
     c.push_back("bubble_s");
     c.insert(c.end(), setting_columns().begin(), setting_columns().end());
+    for (Category cat : workload::kChargeOrder)  // categories added later: after the columns already there
+      if (plan::is_late_column(cat)) c.push_back(category_column(cat));
     c.push_back("simulated_tasks");
     c.insert(c.end(), {"out_of_memory_tier", "memory_needed_GiB", "memory_available_GiB"});
     return c;
@@ -117,16 +120,22 @@ std::string csv(const std::vector<Row>& rows) {
 
 std::string breakdown_csv(const RunResult& r) {
   std::vector<std::string> header = {"stage"};
-  for (Category c : workload::kChargeOrder) header.push_back(category_column(c));
+  for (Category c : workload::kChargeOrder)
+    if (!plan::is_late_column(c)) header.push_back(category_column(c));
   header.insert(header.end(), {"bubble_s", "total_s", "memory_GiB"});
+  for (Category c : workload::kChargeOrder)
+    if (plan::is_late_column(c)) header.push_back(category_column(c));
   std::string out = csv_record(header);
   // `time` is null for a run that was not simulated: its time columns stay empty.
   auto line = [&](const std::string& name, const StageBreakdown* time, double mem) {
     std::vector<std::string> cells = {name};
-    for (Category c : workload::kChargeOrder) cells.push_back(time ? num((*time)[c]) : "");
+    for (Category c : workload::kChargeOrder)
+      if (!plan::is_late_column(c)) cells.push_back(time ? num((*time)[c]) : "");
     cells.push_back(time ? num(time->idle) : "");
     cells.push_back(time ? num(time->total()) : "");
     cells.push_back(num(mem / GiB, 4));
+    for (Category c : workload::kChargeOrder)
+      if (plan::is_late_column(c)) cells.push_back(time ? num((*time)[c]) : "");
     return csv_record(cells);
   };
   auto lane_name = [&](size_t lane) {

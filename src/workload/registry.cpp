@@ -32,8 +32,9 @@ const std::vector<std::string> kSharedSettingColumns = {"model_params_billion",
 // appears). summary.csv's header is a contract: a new kind appends its list at the end.
 std::vector<std::string> merged_setting_columns() {
   std::vector<std::string> columns = kSharedSettingColumns;
-  for (const auto& kind_columns : {megatron_setting_columns(), gshard_setting_columns(),
-                                   cerebras_setting_columns(), ctr_ps_setting_columns()})
+  for (const auto& kind_columns :
+       {megatron_setting_columns(), gshard_setting_columns(), cerebras_setting_columns(),
+        ctr_ps_setting_columns(), megatron_cp_setting_columns()})
     for (const auto& column : kind_columns)
       if (std::find(columns.begin(), columns.end(), column) == columns.end()) columns.push_back(column);
   return columns;

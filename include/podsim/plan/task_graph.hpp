@@ -26,12 +26,18 @@ enum class Category : std::uint8_t {
   stream,     // parameter / embedding streaming (weight streaming, parameter-server pulls and pushes)
   storage,    // host memory and SSD tiers
   optimizer,  // the optimizer step
+  cp,         // context-parallel KV transfers / collectives (ring attention, all-gather of K and V)
   count
 };
 constexpr int kCategories = static_cast<int>(Category::count);
-constexpr Category kChargeOrder[kCategories] = {Category::compute,   Category::tp, Category::ep,
-                                                Category::optimizer, Category::pp, Category::stream,
-                                                Category::storage,   Category::dp};
+constexpr Category kChargeOrder[kCategories] = {Category::compute, Category::tp,        Category::cp,
+                                                Category::ep,      Category::optimizer, Category::pp,
+                                                Category::stream,  Category::storage,   Category::dp};
+// Categories added after the output columns were fixed: their columns come after the existing ones
+// (summary.csv: after the settings; breakdown.csv: at the end), whatever their place in the charge order.
+constexpr bool is_late_column(Category c) {
+  return c == Category::cp;
+}
 inline constexpr auto kCategoryNames = name_table<Category>({{Category::compute, "compute"},
                                                              {Category::tp, "tp"},
                                                              {Category::ep, "ep"},
@@ -39,7 +45,8 @@ inline constexpr auto kCategoryNames = name_table<Category>({{Category::compute,
                                                              {Category::dp, "dp"},
                                                              {Category::stream, "stream"},
                                                              {Category::storage, "storage"},
-                                                             {Category::optimizer, "optimizer"}});
+                                                             {Category::optimizer, "optimizer"},
+                                                             {Category::cp, "cp"}});
 static_assert(kCategoryNames.entries.size() == kCategories, "a name per Category");
 const char* to_string(Category c);    // "compute", "tp", ...
 const char* description(Category c);  // "exposed tensor-parallel comm", ...

@@ -1,5 +1,9 @@
-// Megatron-LM's placement of ranks: tensor-parallel ranks are adjacent (inside a server), then data-
-// parallel replicas, then pipeline stages: rank = tp_rank + tp * (dp_rank + dp * pp_rank).
+// Megatron-LM's placement of ranks: tensor-parallel ranks are adjacent (inside a server), then context-
+// parallel ranks, then data-parallel replicas, then pipeline stages:
+//   rank = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank))
+// (Megatron-Core's default order "tp-cp-ep-dp-pp", without expert parallelism). Context-parallel ranks hold
+// the same weights as their data-parallel peers, so gradients are reduced, and a distributed optimizer
+// sharded, over the dp x cp ranks of a (tp_rank, pp_rank): grad_group.
 #pragma once
 
 #include <vector>
@@ -7,12 +11,19 @@
 namespace podsim::workload {
 
 struct ParallelLayout {
-  int tp = 1, pp = 1, dp = 1;
+  int tp = 1, pp = 1, dp = 1, cp = 1;
 
-  int device(int tp_rank, int dp_rank, int pp_rank) const { return tp_rank + tp * (dp_rank + dp * pp_rank); }
-  std::vector<int> tp_group(int dp_rank, int pp_rank) const;
-  std::vector<int> dp_group(int tp_rank, int pp_rank) const;
-  int devices() const { return tp * pp * dp; }
+  int device(int tp_rank, int cp_rank, int dp_rank, int pp_rank) const {
+    return tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank));
+  }
+  std::vector<int> tp_group(int cp_rank, int dp_rank, int pp_rank) const;
+  // The ranks that split each sequence, in ring order (cp_rank 0, 1, ...).
+  std::vector<int> cp_group(int tp_rank, int dp_rank, int pp_rank) const;
+  // Data-parallel replicas of one (tp, cp, pp) position.
+  std::vector<int> dp_group(int tp_rank, int cp_rank, int pp_rank) const;
+  // Every rank holding the same weight shard: all dp x cp ranks of (tp_rank, pp_rank), cp fastest.
+  std::vector<int> grad_group(int tp_rank, int pp_rank) const;
+  int devices() const { return tp * cp * pp * dp; }
 };
 
 }  // namespace podsim::workload

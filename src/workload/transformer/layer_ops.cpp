@@ -12,9 +12,13 @@ using network::CollectiveKind;
 struct Shapes {
   double b, s, h, a, f, t, v, eb;
   double accumulate_bytes_per_param;  // gradient accumulation traffic per parameter per microbatch
-  double tokens;                      // b*s
-  double sp_tokens;                   // tokens held per rank in the regions sequence parallelism splits
-  double attn;                        // attention score elements per rank: b * (a/t) * s * s
+  double tokens;     // b*s/cp: the tokens of the micro-batch this rank holds (context parallelism splits s)
+  double sp_tokens;  // tokens held per rank in the regions sequence parallelism splits
+  // Attention core per rank: queries of its s/cp tokens against the keys of the whole sequence (context
+  // parallelism; with cp = 1 both are s). Causal load balancing (2*cp chunks, rank i holds chunks i and
+  // 2cp-1-i) gives every rank the same share, 1/cp, of the causal work.
+  double q_len, kv_len;
+  double attn;  // attention score elements per rank: b * (a/t) * q_len * kv_len
   double head_dim;
 };
 
@@ -28,9 +32,12 @@ Shapes shapes(const WorkloadConfig& w, int micro_batch) {
   x.t = w.parallel.tp;
   x.v = static_cast<double>(w.model.vocab);
   x.eb = element_bytes(w.training.precision);
-  x.tokens = x.b * x.s;
+  double cp = w.parallel.cp;
+  x.tokens = x.b * x.s / cp;
   x.sp_tokens = w.parallel.sequence_parallel ? x.tokens / x.t : x.tokens;
-  x.attn = x.b * (x.a / x.t) * x.s * x.s;
+  x.q_len = x.s / cp;
+  x.kv_len = x.s;
+  x.attn = x.b * (x.a / x.t) * x.q_len * x.kv_len;
   x.head_dim = x.h / x.a;
   // Summing this microbatch's weight gradients into the running total: read the new gradient and
   // read-modify-write the fp32 buffer (10 bytes), or read-modify-write in the parameter precision
@@ -50,23 +57,39 @@ Shapes shapes(const WorkloadConfig& w, int micro_batch) {
 // The attention core: Q K^T, fused scale-mask-softmax, dropout on the probabilities, probabilities x V.
 void attention_core_forward(PassCost& p, const ComputeModel& cm, const Shapes& x) {
   double heads = x.b * x.a / x.t;
-  p.add(gemm_cost(cm, "attention scores (QK^T)", x.s, x.s, x.head_dim, heads));
+  double before = p.seconds;
+  p.add(gemm_cost(cm, "attention scores (QK^T)", x.q_len, x.kv_len, x.head_dim, heads));
   p.add(memory_cost(cm, "scale-mask-softmax", 2 * x.attn * x.eb));
   p.add(memory_cost(cm, "attention dropout", x.attn * (2 * x.eb + 1)));
-  p.add(gemm_cost(cm, "attention over values", x.s, x.head_dim, x.s, heads));
+  p.add(gemm_cost(cm, "attention over values", x.q_len, x.head_dim, x.kv_len, heads));
+  p.attention_seconds += p.seconds - before;
 }
 
 // Tensor-parallel collectives of one direction of one layer: two all-reduces of the activations, or with
 // sequence parallelism an all-gather before each column-parallel GEMM and a reduce-scatter after each
-// row-parallel GEMM (the same bytes per ring edge, half of them each way).
-void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x) {
+// row-parallel GEMM (the same bytes per ring edge, half of them each way). `linear` holds the seconds of
+// the GEMMs of the attention input (QKV), output projection, fc1 and fc2 in this pass: what each
+// sequence-parallel collective overlaps with under Transformer Engine's userbuffers (parallel.tp_overlap).
+struct LinearSeconds {
+  double qkv = 0, proj = 0, fc1 = 0, fc2 = 0;
+};
+
+// Runs `add` (which adds kernels to `p`) and adds the seconds they took to `into`.
+template <class AddKernels>
+void timed(PassCost& p, double& into, AddKernels&& add) {
+  double before = p.seconds;
+  add();
+  into += p.seconds - before;
+}
+
+void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x, const LinearSeconds& linear) {
   if (w.parallel.tp == 1) return;
   double bytes = x.tokens * x.h * x.eb;
   if (w.parallel.sequence_parallel) {
-    p.tp.push_back({CollectiveKind::all_gather, bytes});
-    p.tp.push_back({CollectiveKind::reduce_scatter, bytes});
-    p.tp.push_back({CollectiveKind::all_gather, bytes});
-    p.tp.push_back({CollectiveKind::reduce_scatter, bytes});
+    p.tp.push_back({CollectiveKind::all_gather, bytes, linear.qkv});
+    p.tp.push_back({CollectiveKind::reduce_scatter, bytes, linear.proj});
+    p.tp.push_back({CollectiveKind::all_gather, bytes, linear.fc1});
+    p.tp.push_back({CollectiveKind::reduce_scatter, bytes, linear.fc2});
   } else {
     p.tp.push_back({CollectiveKind::all_reduce, bytes});
     p.tp.push_back({CollectiveKind::all_reduce, bytes});
@@ -76,17 +99,19 @@ void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x) {
 PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
   PassCost p;
   double E = x.sp_tokens * x.h;  // elements in the residual stream held by this rank
+  LinearSeconds linear;
   p.add(memory_cost(cm, "layernorm", 2 * E * x.eb));
-  p.add(gemm_cost(cm, "QKV projection", x.tokens, 3 * x.h / x.t, x.h));
+  timed(p, linear.qkv, [&] { p.add(gemm_cost(cm, "QKV projection", x.tokens, 3 * x.h / x.t, x.h)); });
   attention_core_forward(p, cm, x);
-  p.add(gemm_cost(cm, "attention output projection", x.tokens, x.h, x.h / x.t));
+  timed(p, linear.proj,
+        [&] { p.add(gemm_cost(cm, "attention output projection", x.tokens, x.h, x.h / x.t)); });
   p.add(memory_cost(cm, "bias-dropout-add", E * (3 * x.eb + 1)));
   p.add(memory_cost(cm, "layernorm", 2 * E * x.eb));
-  p.add(gemm_cost(cm, "MLP fc1", x.tokens, x.f / x.t, x.h));
+  timed(p, linear.fc1, [&] { p.add(gemm_cost(cm, "MLP fc1", x.tokens, x.f / x.t, x.h)); });
   p.add(memory_cost(cm, "bias-GeLU", 2 * x.tokens * x.f / x.t * x.eb));
-  p.add(gemm_cost(cm, "MLP fc2", x.tokens, x.h, x.f / x.t));
+  timed(p, linear.fc2, [&] { p.add(gemm_cost(cm, "MLP fc2", x.tokens, x.h, x.f / x.t)); });
   p.add(memory_cost(cm, "bias-dropout-add", E * (3 * x.eb + 1)));
-  tp_collectives(p, w, x);
+  tp_collectives(p, w, x, linear);
   return p;
 }
 
@@ -94,29 +119,39 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
   PassCost p;
   double E = x.sp_tokens * x.h;
   double heads = x.b * x.a / x.t;
+  // The backward collective of a linear layer overlaps its dgrad and wgrad GEMMs (TE pipelines the
+  // all-gather of dY with dgrad and runs the reduce-scatter of dX during wgrad).
+  LinearSeconds linear;
   // In reverse order of the forward pass.
   p.add(memory_cost(cm, "bias-dropout-add backward", E * (2 * x.eb + 1) + 3 * E * x.eb));
-  linear_backward(p, cm, "MLP fc2 dgrad", "MLP fc2 wgrad", x.tokens, x.h, x.f / x.t);
+  timed(p, linear.fc2,
+        [&] { linear_backward(p, cm, "MLP fc2 dgrad", "MLP fc2 wgrad", x.tokens, x.h, x.f / x.t); });
   p.add(memory_cost(cm, "bias-GeLU backward", 3 * x.tokens * x.f / x.t * x.eb + x.tokens * x.f / x.t * x.eb));
-  linear_backward(p, cm, "MLP fc1 dgrad", "MLP fc1 wgrad", x.tokens, x.f / x.t, x.h);
+  timed(p, linear.fc1,
+        [&] { linear_backward(p, cm, "MLP fc1 dgrad", "MLP fc1 wgrad", x.tokens, x.f / x.t, x.h); });
   p.add(memory_cost(cm, "layernorm backward", 3 * E * x.eb));
   p.add(memory_cost(cm, "bias-dropout-add backward", E * (2 * x.eb + 1) + 3 * E * x.eb));
-  linear_backward(p, cm, "output projection dgrad", "output projection wgrad", x.tokens, x.h, x.h / x.t);
-  // (softmax) V: dP = dO V^T [s x s, k = d], dV = P^T dO [s x d, k = s].
-  p.add(gemm_cost(cm, "attention over values dgrad", x.s, x.s, x.head_dim, heads));
-  p.add(gemm_cost(cm, "attention over values wgrad", x.s, x.head_dim, x.s, heads));
+  timed(p, linear.proj, [&] {
+    linear_backward(p, cm, "output projection dgrad", "output projection wgrad", x.tokens, x.h, x.h / x.t);
+  });
+  // (softmax) V: dP = dO V^T [q x kv, k = d], dV = P^T dO [kv x d, k = q].
+  double attention_start = p.seconds;
+  p.add(gemm_cost(cm, "attention over values dgrad", x.q_len, x.kv_len, x.head_dim, heads));
+  p.add(gemm_cost(cm, "attention over values wgrad", x.kv_len, x.head_dim, x.q_len, heads));
   p.add(memory_cost(cm, "attention dropout backward", x.attn * (2 * x.eb + 1)));
   p.add(memory_cost(cm, "softmax backward", 3 * x.attn * x.eb));
-  // Q K^T: dQ = dS K [s x d, k = s], dK = dS^T Q [s x d, k = s].
-  p.add(gemm_cost(cm, "attention scores dgrad Q", x.s, x.head_dim, x.s, heads));
-  p.add(gemm_cost(cm, "attention scores dgrad K", x.s, x.head_dim, x.s, heads));
-  linear_backward(p, cm, "QKV dgrad", "QKV wgrad", x.tokens, 3 * x.h / x.t, x.h);
+  // Q K^T: dQ = dS K [q x d, k = kv], dK = dS^T Q [kv x d, k = q].
+  p.add(gemm_cost(cm, "attention scores dgrad Q", x.q_len, x.head_dim, x.kv_len, heads));
+  p.add(gemm_cost(cm, "attention scores dgrad K", x.kv_len, x.head_dim, x.q_len, heads));
+  p.attention_seconds += p.seconds - attention_start;
+  timed(p, linear.qkv,
+        [&] { linear_backward(p, cm, "QKV dgrad", "QKV wgrad", x.tokens, 3 * x.h / x.t, x.h); });
   p.add(memory_cost(cm, "QKV bias grad", x.tokens * 3 * x.h / x.t * x.eb));
   p.add(memory_cost(cm, "layernorm backward", 3 * E * x.eb));
   if (x.accumulate_bytes_per_param > 0)
     p.add(memory_cost(cm, "weight-gradient accumulation",
                       layer_params(w.model) / x.t * x.accumulate_bytes_per_param));
-  tp_collectives(p, w, x);
+  tp_collectives(p, w, x, linear);
   return p;
 }
 
@@ -150,6 +185,7 @@ void PassCost::add(OpCost op) {
 void PassCost::add(const PassCost& other) {
   for (const auto& op : other.ops) add(op);
   tp.insert(tp.end(), other.tp.begin(), other.tp.end());
+  attention_seconds += other.attention_seconds;
 }
 
 void append_kernels(std::vector<KernelCost>& kernels, const char* group, const PassCost& pass) {

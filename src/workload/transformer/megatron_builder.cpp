@@ -11,11 +11,25 @@
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload::megatron {
+namespace {
+
+// Transformer Engine's userbuffers overlap of TP communication with GEMMs is a Hopper-and-newer feature
+// (NeMo enables tp_comm_overlap on H100 and later). Until the topology says the architecture
+// (device.architecture), Hopper or newer is recognised by an fp8 tensor-core peak, which the presets
+// give exactly to H100, H200 and newer GPUs.
+bool tp_overlap_supported(const topology::DeviceSpec& device) {
+  return device.peak_flops.count(topology::Precision::fp8) > 0;
+}
+
+}  // namespace
 
 StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
                          int virtual_stages)
     : topo_(topo), w_(w), mb_(micro_batch), v_(virtual_stages) {
-  layout_ = ParallelLayout{w.parallel.tp, w.parallel.pp, w.parallel.dp};
+  layout_ =
+      ParallelLayout{.tp = w.parallel.tp, .pp = w.parallel.pp, .dp = w.parallel.dp, .cp = w.parallel.cp};
+  tp_overlap_ = w.parallel.tp_overlap && w.parallel.tp > 1 && w.parallel.sequence_parallel &&
+                tp_overlap_supported(topo.device);
   p_ = w.parallel.pp;
   m_ = static_cast<int>(w.training.global_batch / (static_cast<long long>(w.parallel.dp) * micro_batch));
   // Every layer is simulated: the stages' chunks hold all of them, and only the interleaved schedule
@@ -28,7 +42,7 @@ StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w
                                        to_string(w.parallel.schedule), p_));
   layers_per_chunk_ = static_cast<int>(w.model.layers / (p_ * v_));
   // TP ranks whose traffic shares rank 0's NIC (one on a DGX A100, two on a DGX-2H) are not folded.
-  for (int peer : topo.rail_peers(layout_.device(0, 0, 0)))
+  for (int peer : topo.rail_peers(layout_.device(0, 0, 0, 0)))
     if (peer < layout_.tp) rail_ranks_.push_back(peer);
   if (rail_ranks_.empty()) rail_ranks_ = {0};
 }
@@ -70,7 +84,11 @@ StepPlan StepBuilder::describe() {
 StepPlan StepBuilder::build() {
   // Refuse, before any work, graphs too large to replay in reasonable memory (~350 bytes per task).
   constexpr double kMaxTasks = 5e6;
-  double estimate = 6.0 * p_ * m_ * v_;
+  // Per microbatch and chunk: the forward and backward passes, their pipeline calls, and three tasks for
+  // each overlapped transfer (tp_overlap: 4 collectives per layer pass; ring attention: one per pass).
+  double layer_passes = 2 + (w_.training.recompute == Recompute::full ? 1 : 0);
+  double overlaps = (w_.parallel.tp_overlap ? 4 * layer_passes : 0) + (layout_.cp > 1 ? 3 : 0);
+  double estimate = (6.0 + 3 * overlaps) * p_ * m_ * v_;
   if (estimate > kMaxTasks)
     throw InputError(fmt::format(
         "{}: this step would simulate about {:.3g} tasks ({} stages x {} microbatches x {} virtual "
@@ -82,11 +100,13 @@ StepPlan StepBuilder::build() {
   g_.stages = p_;
   g_.lane_names = plan.graph.lane_names;
   for (int s = 0; s < p_; ++s) {
-    int rep = layout_.device(0, 0, s);
+    int rep = layout_.device(0, 0, 0, s);
     g_.stage_devices.push_back(rep);
     compute_stream_.push_back(g_.add_stream(fmt::format("stage {} compute", s), s, rep));
     dp_stream_.push_back(g_.add_stream(fmt::format("stage {} data-parallel", s), s, rep, false));
     gather_stream_.push_back(g_.add_stream(fmt::format("stage {} parameter gather", s), s, rep, false));
+    if (tp_overlap_ || (layout_.cp > 1 && w_.parallel.cp_algorithm == CpAlgorithm::ring))
+      overlap_stream_.push_back(g_.add_stream(fmt::format("stage {} overlapped comm", s), s, rep, false));
   }
   build_pipeline();
   build_gradient_sync_and_optimizer();
@@ -104,6 +124,9 @@ void StepBuilder::check_memory(const std::vector<MemoryBreakdown>& memory) {
     if (mb_ > 1) ideas.push_back("a smaller training.micro_batch");
     if (w_.parallel.zero < 1 && layout_.dp > 1) ideas.push_back("parallel.zero: 1");
     if (!w_.parallel.sequence_parallel && layout_.tp > 1) ideas.push_back("parallel.sequence_parallel: true");
+    // Activations scale with the tokens a rank holds: when they dominate, splitting the sequence helps.
+    if (m.activations > m.weights + m.gradients + m.optimizer)
+      ideas.push_back(fmt::format("context parallelism (parallel.cp: {})", 2 * layout_.cp));
     std::string hint;
     for (size_t i = 0; i < ideas.size(); ++i)
       hint += (i == 0 ? "" : i + 1 == ideas.size() ? " or " : ", ") + ideas[i];
@@ -131,7 +154,10 @@ std::vector<std::pair<std::string, std::string>> StepBuilder::settings() const {
           {"recompute", to_string(c.training.recompute)},
           {"sequence_parallel", c.parallel.sequence_parallel ? "true" : "false"},
           {"zero", std::to_string(c.parallel.zero)},
-          {"precision", topology::to_string(c.training.precision)}};
+          {"precision", topology::to_string(c.training.precision)},
+          {"cp", std::to_string(layout_.cp)},
+          {"cp_algorithm", layout_.cp > 1 ? to_string(c.parallel.cp_algorithm) : "none"},
+          {"tp_overlap", tp_overlap_ ? "true" : "false"}};
 }
 
 std::string StepBuilder::description() const {
@@ -140,23 +166,51 @@ std::string StepBuilder::description() const {
                              ? fmt::format("interleaved 1F1B, {} virtual stages", v_)
                          : w_.parallel.schedule == Schedule::gpipe ? "GPipe"
                                                                    : "1F1B";
-  return fmt::format("tp {} x pp {} x dp {}, {}, micro-batch {} ({} per step), recompute {}{}{}", layout_.tp,
-                     layout_.pp, layout_.dp, schedule, mb_, m_, to_string(w_.training.recompute),
-                     w_.parallel.sequence_parallel ? ", sequence parallel" : "",
-                     w_.parallel.zero
-                         ? fmt::format(", ZeRO-{}{}", w_.parallel.zero,
-                                       w_.parallel.shard_group > 0
-                                           ? fmt::format(" (HSDP, shard group {})", w_.parallel.shard_group)
-                                           : "")
-                         : "");
+  std::string cp =
+      layout_.cp > 1
+          ? fmt::format(" x cp {} ({})", layout_.cp,
+                        w_.parallel.cp_algorithm == CpAlgorithm::ring ? "ring attention" : "all-gather KV")
+          : "";
+  return fmt::format(
+      "tp {}{} x pp {} x dp {}, {}, micro-batch {} ({} per step), recompute {}{}{}{}", layout_.tp, cp,
+      layout_.pp, layout_.dp, schedule, mb_, m_, to_string(w_.training.recompute),
+      w_.parallel.sequence_parallel ? ", sequence parallel" : "",
+      tp_overlap_ ? ", TP comm overlapped with GEMMs" : "",
+      w_.parallel.zero ? fmt::format(", ZeRO-{}{}", w_.parallel.zero,
+                                     w_.parallel.shard_group > 0
+                                         ? fmt::format(" (HSDP, shard group {})", w_.parallel.shard_group)
+                                         : "")
+                       : "");
 }
 
 std::vector<std::string> StepBuilder::notes() const {
   std::vector<std::string> n;
-  n.push_back(fmt::format(
-      "folded: {} data-parallel replicas and {} tensor-parallel ranks per stage share the compute "
-      "of one representative; their traffic is on the network",
-      layout_.dp, layout_.tp));
+  if (layout_.cp == 1)
+    n.push_back(fmt::format(
+        "folded: {} data-parallel replicas and {} tensor-parallel ranks per stage share the compute "
+        "of one representative; their traffic is on the network",
+        layout_.dp, layout_.tp));
+  else
+    n.push_back(fmt::format(
+        "folded: {} data-parallel replicas, {} context-parallel and {} tensor-parallel ranks per stage share "
+        "the compute of one representative (causal load balancing makes the context-parallel ranks' work "
+        "equal); their traffic is on the network; gradients are reduced over the {} data x context "
+        "parallel ranks",
+        layout_.dp, layout_.cp, layout_.tp, layout_.dp * layout_.cp));
+  if (layout_.cp > 1 && w_.parallel.cp_algorithm == CpAlgorithm::ring)
+    n.push_back(
+        "ring attention: the cp-1 KV-block transfers of each layer overlap the attention blocks on the "
+        "previous block; only what a transfer takes beyond its block is exposed (cp comm)");
+  if (w_.parallel.tp_overlap && !tp_overlap_)
+    n.push_back(layout_.tp == 1
+                    ? "tp_overlap: nothing to overlap with tp = 1"
+                    : fmt::format("tp_overlap ignored: Transformer Engine's userbuffers overlap needs "
+                                  "a Hopper or newer GPU; the {} runs TP collectives serially",
+                                  topo_.device.name));
+  if (tp_overlap_)
+    n.push_back(
+        "tp_overlap: each sequence-parallel all-gather / reduce-scatter runs alongside the GEMMs of its "
+        "linear layer; its first of tp chunks is exposed");
   if (w_.parallel.sequence_parallel)
     n.push_back(
         "sequence parallelism: backward all-gathers that Megatron overlaps with weight-gradient GEMMs are "
@@ -173,7 +227,7 @@ std::vector<std::string> StepBuilder::notes() const {
           : fmt::format("not modelled on this device: compute slowdown under overlapped "
                         "communication (the {} profile sets no overlap_compute_slowdown)",
                         topo_.device_profile.device));
-  if (w_.parallel.zero >= 3 && layout_.dp > 1)
+  if (w_.parallel.zero >= 3 && grad_ranks() > 1)
     n.push_back(
         "ZeRO-3: parameters are gathered per layer in every microbatch's forward and backward and "
         "gradients reduce-scattered in every backward (FSDP2 / Megatron-FSDP with gradient accumulation); "
@@ -211,7 +265,7 @@ class MegatronModel final : public WorkloadModel {
   }
   std::string name() const override { return w_.name; }
   std::string kind() const override { return "transformer_lm"; }
-  int devices() const override { return w_.parallel.tp * w_.parallel.pp * w_.parallel.dp; }
+  int devices() const override { return w_.parallel.tp * w_.parallel.cp * w_.parallel.pp * w_.parallel.dp; }
   std::vector<std::string> candidates() const override {
     std::vector<std::string> out;
     for (auto [mb, v] : settings_) out.push_back(fmt::format("micro_batch={} virtual_stages={}", mb, v));

@@ -19,9 +19,10 @@ double StepBuilder::chunk_params(int s, int chunk) const {
 }
 
 // The one place that says which ranks reduce gradients (and share ZeRO shards) with TP rank `tp_rank` of
-// stage `s`.
+// stage `s`. Context-parallel ranks hold the same weights as data-parallel ones: gradients are reduced
+// (and the distributed optimizer sharded) over the dp x cp ranks, as in Megatron-Core.
 std::vector<int> StepBuilder::grad_group(int tp_rank, int s) const {
-  return layout_.dp_group(tp_rank, s);
+  return layout_.grad_group(tp_rank, s);
 }
 
 int StepBuilder::shard_size(int s) const {
@@ -65,7 +66,7 @@ plan::CommPlan StepBuilder::replica_all_reduce(int s, double bytes) const {
 }
 
 int StepBuilder::dp_plan(int s, double bytes) {
-  if (layout_.dp == 1) return -1;
+  if (grad_ranks() == 1) return -1;
   if (w_.parallel.zero == 0) return g_.add_plan(shard_collective(s, CollectiveKind::all_reduce, bytes));
   // Reduce-scatter inside the shard group; with HSDP each rank's shard is then all-reduced with the
   // ranks holding the same shard in the other groups (two phases of one task).
@@ -76,7 +77,7 @@ int StepBuilder::dp_plan(int s, double bytes) {
 }
 
 int StepBuilder::param_gather_plan(int s, double bytes) {
-  if (layout_.dp == 1 || shard_size(s) == 1) return -1;
+  if (grad_ranks() == 1 || shard_size(s) == 1) return -1;
   return g_.add_plan(shard_collective(s, CollectiveKind::all_gather, bytes));
 }
 
@@ -88,7 +89,7 @@ void StepBuilder::build_gradient_sync_and_optimizer() {
   // group, which makes every stage wait for the slowest before its optimizer step.
   std::vector<int> stage_reps;
   for (int s = 0; s < p_; ++s)
-    for (int t = 0; t < layout_.tp; ++t) stage_reps.push_back(layout_.device(t, 0, s));
+    for (int t = 0; t < layout_.tp; ++t) stage_reps.push_back(layout_.device(t, 0, 0, s));
   int sync_plan = g_.add_plan(
       network::plan_collective(topo_, network::make_collective(CollectiveKind::all_reduce, stage_reps, 8)));
   int sync_id = g_.add_comm(TaskKind::sync, -1, -1, sync_plan, Category::optimizer, before_optimizer);
@@ -102,7 +103,7 @@ void StepBuilder::build_gradient_sync_and_optimizer() {
 std::vector<int> StepBuilder::reduce_gradients() {
   std::vector<int> grads_ready(p_);
   for (int s = 0; s < p_; ++s) {
-    if (layout_.dp > 1 && !w_.parallel.dp_overlap && w_.parallel.zero < 3) {
+    if (grad_ranks() > 1 && !w_.parallel.dp_overlap && w_.parallel.zero < 3) {
       double grads = stage_params(w_, s) * w_.training.grad_reduce_bytes;
       g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, grads), Category::dp, {flush_done_[s]});
     }
@@ -117,11 +118,12 @@ int StepBuilder::sync_embeddings(const std::vector<int>& grads_ready) {
   double bytes =
       static_cast<double>(w_.model.vocab) * w_.model.hidden / layout_.tp * w_.training.grad_reduce_bytes;
   for (int replica = 0; replica < layout_.dp; ++replica)
-    for (int r : rail_ranks_)
-      plans.push_back(network::plan_collective(
-          topo_, network::make_collective(CollectiveKind::all_reduce,
-                                          {layout_.device(r, replica, 0), layout_.device(r, replica, p_ - 1)},
-                                          bytes)));
+    for (int c = 0; c < layout_.cp; ++c)
+      for (int r : rail_ranks_)
+        plans.push_back(network::plan_collective(
+            topo_, network::make_collective(
+                       CollectiveKind::all_reduce,
+                       {layout_.device(r, c, replica, 0), layout_.device(r, c, replica, p_ - 1)}, bytes)));
   return g_.add_task({.kind = TaskKind::embedding_sync,
                       .stage = 0,
                       .peer_stage = p_ - 1,
@@ -147,7 +149,7 @@ void StepBuilder::add_optimizer_steps(int sync_id) {
 }
 
 bool StepBuilder::gathers_after_optimizer() const {
-  return w_.parallel.zero >= 1 && w_.parallel.zero < 3 && layout_.dp > 1 && !w_.parallel.dp_overlap;
+  return w_.parallel.zero >= 1 && w_.parallel.zero < 3 && grad_ranks() > 1 && !w_.parallel.dp_overlap;
 }
 
 }  // namespace podsim::workload::megatron

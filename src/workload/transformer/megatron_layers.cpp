@@ -19,7 +19,7 @@ int StepBuilder::tp_plan(int stage, const std::vector<TpCollective>& per_layer, 
                          const std::vector<TpCollective>& extra) {
   if (layout_.tp == 1) return -1;
   std::vector<plan::CommPlan> plans;
-  auto group = layout_.tp_group(0, stage);
+  auto group = layout_.tp_group(0, 0, stage);
   for (const auto& c : per_layer)
     plans.push_back(network::scaled(
         network::plan_collective(topo_, network::make_collective(c.kind, group, c.bytes)), layers));
@@ -28,6 +28,25 @@ int StepBuilder::tp_plan(int stage, const std::vector<TpCollective>& per_layer, 
   plan::CommPlan merged{network::serial_merge(plans)};
   if (merged[0].flows.empty()) return -1;
   return g_.add_plan(std::move(merged));
+}
+
+void StepBuilder::split_tp_overlap(int stage, const PassCost& pass, double layers,
+                                   std::vector<TpCollective>& serial, ChunkWork& work) {
+  for (const auto& c : pass.tp) {
+    if (!tp_overlap_ || c.overlap_seconds <= 0) {
+      serial.push_back(c);
+      continue;
+    }
+    // Transformer Engine splits the GEMM and its collective into tp chunks and pipelines them: the first
+    // chunk's transfer is exposed (the pipeline fills), the other (tp-1)/tp of the bytes move while
+    // (tp-1)/tp of the GEMM computes, exposed only where they take longer. Identical layers make the
+    // `layers` copies of each pair one pair of `layers` times the work.
+    double t = layout_.tp, hidden = layers * c.overlap_seconds * (t - 1) / t;
+    serial.push_back({c.kind, c.bytes / t});
+    work.overlaps.push_back(
+        {hidden, tp_plan(stage, {{c.kind, c.bytes * (t - 1) / t}}, layers, {}), Category::tp});
+    work.seconds -= hidden;
+  }
 }
 
 StepBuilder::ChunkWork StepBuilder::chunk_work(int stage, int chunk, Pass pass) {
@@ -41,19 +60,20 @@ StepBuilder::ChunkWork StepBuilder::chunk_work(int stage, int chunk, Pass pass) 
   std::vector<TpCollective> per_layer, extra;
   if (pass == Pass::forward) {
     work.seconds = L * layer_.forward.seconds;
-    per_layer = layer_.forward.tp;
+    split_tp_overlap(stage, layer_.forward, L, per_layer, work);
     if (has_embedding)
       work.seconds += head_.embedding_forward.seconds, append(extra, head_.embedding_forward.tp);
     if (has_output) work.seconds += head_.output_forward.seconds, append(extra, head_.output_forward.tp);
   } else {
     work.seconds = L * (layer_.recompute.seconds + layer_.backward.seconds);
-    per_layer = layer_.recompute.tp;
-    append(per_layer, layer_.backward.tp);
+    split_tp_overlap(stage, layer_.recompute, L, per_layer, work);
+    split_tp_overlap(stage, layer_.backward, L, per_layer, work);
     if (has_output) work.seconds += head_.output_backward.seconds, append(extra, head_.output_backward.tp);
     if (has_embedding)
       work.seconds += head_.embedding_backward.seconds, append(extra, head_.embedding_backward.tp);
   }
   work.plan = tp_plan(stage, per_layer, L, extra);
+  add_context_parallel(stage, pass, L, work);
   chunk_cache_[key] = work;
   return work;
 }
@@ -66,19 +86,12 @@ int StepBuilder::bucket_count(double bytes) const {
 }
 
 void StepBuilder::add_chunk_pass(int s, const StageStep& step, bool final_backward) {
-  if (w_.parallel.zero >= 3 && layout_.dp > 1) return add_fsdp_pass(s, step);
+  if (w_.parallel.zero >= 3 && grad_ranks() > 1) return add_fsdp_pass(s, step);
   if (overlaps_param_gather(step)) return add_gathered_forward(s, step);
   ChunkWork work = chunk_work(s, step.chunk, step.pass);
-  bool overlap_dp = final_backward && layout_.dp > 1 && w_.parallel.dp_overlap;
+  bool overlap_dp = final_backward && grad_ranks() > 1 && w_.parallel.dp_overlap;
   if (!overlap_dp) {
-    g_.add_task({.kind = step.pass == Pass::forward ? TaskKind::forward : TaskKind::backward,
-                 .stream = compute_stream_[s],
-                 .stage = s,
-                 .compute_seconds = work.seconds,
-                 .plan = work.plan,
-                 .comm_category = Category::tp,
-                 .microbatch = step.microbatch,
-                 .chunk = step.chunk});
+    add_work(s, step, work, 1);
     return;
   }
   // Final backward of a chunk with overlapped gradient reduction (reduce-scatter with ZeRO 1/2): split
@@ -88,20 +101,12 @@ void StepBuilder::add_chunk_pass(int s, const StageStep& step, bool final_backwa
   // runs (the first may still overlap an earlier chunk's buckets; not counted).
   double grads = chunk_params(s, step.chunk) * w_.training.grad_reduce_bytes;
   int buckets = bucket_count(grads);
-  int piece_plan = work.plan >= 0 ? g_.add_plan(network::scaled(g_.plans[work.plan], 1.0 / buckets)) : -1;
   int bucket_plan = dp_plan(s, grads / buckets);
   double piece = work.seconds / buckets;
   for (int b = 0; b < buckets; ++b) {
-    int id =
-        g_.add_task({.kind = TaskKind::backward,
-                     .stream = compute_stream_[s],
-                     .stage = s,
-                     .compute_seconds = b == 0 ? piece : overlapped_seconds(piece, idle_seconds(bucket_plan)),
-                     .plan = piece_plan,
-                     .comm_category = Category::tp,
-                     .microbatch = step.microbatch,
-                     .chunk = step.chunk});
-    g_.add_comm(TaskKind::dp, dp_stream_[s], s, bucket_plan, Category::dp, {id});
+    add_work(s, step, work, buckets, b == 0 ? piece : overlapped_seconds(piece, idle_seconds(bucket_plan)));
+    int last = g_.streams[compute_stream_[s]].last_task;
+    g_.add_comm(TaskKind::dp, dp_stream_[s], s, bucket_plan, Category::dp, {last});
   }
 }
 

@@ -16,8 +16,10 @@ void StepBuilder::build_pipeline() {
   flush_done_ = assemble_pipeline(g_, programs_, compute_stream_, cb);
 }
 
+// The activations one rank sends to the next stage: its s/cp tokens of the micro-batch.
 double StepBuilder::activation_bytes() const {
-  return static_cast<double>(mb_) * w_.model.seq_len * w_.model.hidden * element_bytes(w_.training.precision);
+  return static_cast<double>(mb_) * w_.model.seq_len / layout_.cp * w_.model.hidden *
+         element_bytes(w_.training.precision);
 }
 
 int StepBuilder::transfer_plan(int from, int to) {
@@ -28,10 +30,12 @@ int StepBuilder::transfer_plan(int from, int to) {
   double bytes = split ? activation_bytes() / layout_.tp : activation_bytes();
   plan::CommPhase phase;
   for (int replica = 0; replica < layout_.dp; ++replica)
-    for (int r : rail_ranks_)
-      phase.flows.push_back({layout_.device(r, replica, from), layout_.device(r, replica, to), bytes});
+    for (int c = 0; c < layout_.cp; ++c)
+      for (int r : rail_ranks_)
+        phase.flows.push_back(
+            {layout_.device(r, c, replica, from), layout_.device(r, c, replica, to), bytes});
   phase.latency = topo_.fabric_profile.launch_latency +
-                  network::step_latency(topo_, layout_.device(0, 0, from), layout_.device(0, 0, to));
+                  network::step_latency(topo_, layout_.device(0, 0, 0, from), layout_.device(0, 0, 0, to));
   int id = g_.add_plan({phase});
   transfer_cache_[key] = id;
   return id;
@@ -44,7 +48,7 @@ int StepBuilder::gather_plan(int stage) {
   auto it = gather_cache_.find(stage);
   if (it != gather_cache_.end()) return it->second;
   int id = g_.add_plan(network::plan_collective(
-      topo_, network::make_collective(network::CollectiveKind::all_gather, layout_.tp_group(0, stage),
+      topo_, network::make_collective(network::CollectiveKind::all_gather, layout_.tp_group(0, 0, stage),
                                       activation_bytes())));
   gather_cache_[stage] = id;
   return id;

@@ -70,15 +70,9 @@ void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
   }
   // Gathers and reduce-scatters beside the compute each hold SMs; their idle times add up.
   double comm = idle_seconds(rest_plan) + idle_seconds(scatter_plan);
-  int compute = g_.add_task({.kind = backward ? TaskKind::backward : TaskKind::forward,
-                             .stream = compute_stream_[s],
-                             .stage = s,
-                             .deps = {first},
-                             .compute_seconds = overlapped_seconds(work.seconds, comm),
-                             .plan = work.plan,
-                             .comm_category = Category::tp,
-                             .microbatch = step.microbatch,
-                             .chunk = step.chunk});
+  // The pass's own overlapped communication (context parallelism, tp_overlap) rides along in add_work.
+  add_work(s, step, work, 1, overlapped_seconds(work.seconds, comm), {first});
+  int compute = g_.streams[compute_stream_[s]].last_task;
   if (backward)
     g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, first_params * gb), Category::dp, {compute});
   if (rest >= 0)
@@ -87,7 +81,7 @@ void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
 
 bool StepBuilder::overlaps_param_gather(const StageStep& step) const {
   return step.pass == Pass::forward && step.microbatch == 0 && w_.parallel.zero >= 1 &&
-         w_.parallel.zero < 3 && layout_.dp > 1 && w_.parallel.dp_overlap;
+         w_.parallel.zero < 3 && grad_ranks() > 1 && w_.parallel.dp_overlap;
 }
 
 // ZeRO 1/2 with dp_overlap (Megatron's overlap_param_gather): the all-gather of the parameters the last
@@ -100,22 +94,13 @@ void StepBuilder::add_gathered_forward(int s, const StageStep& step) {
   double bytes = chunk_params(s, step.chunk) * element_bytes(w_.training.precision);
   int buckets = bucket_count(bytes);
   int gather_plan = param_gather_plan(s, bytes / buckets);
-  int piece_plan = work.plan >= 0 ? g_.add_plan(network::scaled(g_.plans[work.plan], 1.0 / buckets)) : -1;
   double piece = work.seconds / buckets;
   std::vector<int> gathers;
   for (int b = 0; b < buckets; ++b)
     gathers.push_back(g_.add_comm(TaskKind::dp, gather_stream_[s], s, gather_plan, Category::dp));
   for (int b = 0; b < buckets; ++b)
-    g_.add_task(
-        {.kind = TaskKind::forward,
-         .stream = compute_stream_[s],
-         .stage = s,
-         .deps = {gathers[b]},
-         .compute_seconds = b + 1 < buckets ? overlapped_seconds(piece, idle_seconds(gather_plan)) : piece,
-         .plan = piece_plan,
-         .comm_category = Category::tp,
-         .microbatch = step.microbatch,
-         .chunk = step.chunk});
+    add_work(s, step, work, buckets,
+             b + 1 < buckets ? overlapped_seconds(piece, idle_seconds(gather_plan)) : piece, {gathers[b]});
 }
 
 }  // namespace podsim::workload::megatron

@@ -6,6 +6,8 @@
 //   megatron_gradients.cpp  data-parallel groups (HSDP), gradient reduction, embedding sync, optimizer
 //   megatron_sharding.cpp   ZeRO-3/FSDP parameter gathers, overlapped parameter gather, the compute
 //                           slowdown under overlapped communication
+//   megatron_overlap.cpp    context-parallel plans, and a chunk pass's work as tasks with the
+//                           communication that overlaps compute on a side stream
 #pragma once
 
 #include <map>
@@ -42,9 +44,18 @@ class StepBuilder {
   std::vector<std::string> notes() const;
 
   // megatron_layers.cpp
-  struct ChunkWork {
-    double seconds = 0;
+  // Compute that runs while a transfer is in flight (ring attention's KV blocks, TP collectives under
+  // tp_overlap): the pass is done when both are.
+  struct Overlap {
+    double seconds = 0;  // device time that hides the transfer
     int plan = -1;
+    Category category = Category::tp;
+  };
+  struct ChunkWork {
+    double seconds = 0;             // device time run serially, followed by `plan`
+    int plan = -1;                  // the serial tensor-parallel collectives, merged
+    int cp_plan = -1;               // serial context-parallel collectives (all_gather variant)
+    std::vector<Overlap> overlaps;  // after the serial part, one after the other
   };
   // The tensor-parallel collectives of one pass over `layers` layers as one merged phase.
   int tp_plan(int stage, const std::vector<TpCollective>& per_layer, double layers,
@@ -53,6 +64,28 @@ class StepBuilder {
   ChunkWork chunk_work(int stage, int chunk, Pass pass);
   // The task(s) of one compute step of the schedule on stage `s`'s compute stream.
   void add_chunk_pass(int s, const StageStep& step, bool final_backward);
+  // The chunk's TP collectives of one layer pass: serial ones into `serial`, overlapped ones (tp_overlap)
+  // into `work.overlaps` with the GEMM time they hide behind taken out of `work.seconds`.
+  void split_tp_overlap(int stage, const PassCost& pass, double layers, std::vector<TpCollective>& serial,
+                        ChunkWork& work);
+
+  // megatron_overlap.cpp
+  // Context-parallel communication of one chunk pass over `layers` layers (ring: overlaps; all_gather:
+  // the serial cp_plan).
+  void add_context_parallel(int stage, Pass pass, double layers, ChunkWork& work);
+  // Ring attention: every rank of every CP ring sends `bytes` to the next one, `steps` times, as one plan.
+  int cp_ring_plan(int stage, double bytes, double steps);
+  // Collectives over the CP groups (all data-parallel replicas, rank 0's rail), each repeated `layers` times.
+  int cp_collective_plan(int stage, const std::vector<TpCollective>& per_layer, double layers);
+  // `work` (1/`pieces` of it) as tasks: the serial part on the compute stream, then each overlap as a
+  // compute task there and a comm task on the stage's overlap stream starting together; the compute
+  // stream goes on when both are done.
+  // `seconds` (>= 0) replaces the serial part's time of the piece (e.g. slowed by overlapped
+  // communication); `deps` are extra dependencies of its first task. Returns the serial part's task.
+  int add_work(int s, const StageStep& step, const ChunkWork& work, int pieces, double seconds = -1,
+               const std::vector<int>& deps = {});
+  int piece_plan(int plan, int pieces);
+  bool tp_overlap_ = false;  // parallel.tp_overlap in effect (sequence parallel, tp > 1, device supports it)
 
   // Gradient buckets of `bytes` (parallel.dp_bucket_MB), at least 1 and at most 64.
   int bucket_count(double bytes) const;
@@ -85,6 +118,8 @@ class StepBuilder {
   std::vector<int> grad_group(int tp_rank, int s) const;
   // Ranks of one ZeRO shard group in that list (parallel.shard_group, HSDP; the whole list without it).
   int shard_size(int s) const;
+  // Ranks holding the same weights as one rank: dp x cp.
+  int grad_ranks() const { return layout_.dp * layout_.cp; }
   // `kind` of `bytes` (nccl-tests sizes) over every shard group of every rail rank at once.
   plan::CommPlan shard_collective(int s, network::CollectiveKind kind, double bytes) const;
   // HSDP: all-reduce of `bytes` per rank among the ranks holding the same shard; empty without HSDP.
@@ -110,7 +145,8 @@ class StepBuilder {
   HeadCosts head_;
   std::vector<StageProgram> programs_;
   TaskGraph g_;
-  std::vector<int> compute_stream_, dp_stream_, gather_stream_, flush_done_;
+  std::vector<int> compute_stream_, dp_stream_, gather_stream_, overlap_stream_, flush_done_;
+  std::map<std::pair<int, int>, int> piece_cache_;
   std::map<std::tuple<int, int, bool>, ChunkWork> chunk_cache_;
   std::map<std::pair<int, int>, int> transfer_cache_;
   std::map<int, int> gather_cache_;

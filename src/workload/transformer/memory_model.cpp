@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "podsim/workload/transformer/context_parallel.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -25,10 +26,12 @@ double stage_params(const WorkloadConfig& w, int stage) {
 
 double layer_activation_bytes(const WorkloadConfig& w, int micro_batch, Recompute recompute) {
   // Korthikanti et al. Table 2 (16-bit activations, 1-byte dropout masks), scaled for other precisions.
+  // With context parallelism a rank holds s/cp tokens (sbh / cp), and its attention scores are its
+  // queries against the whole sequence: the 5as/h factor keeps the full s.
   double s = w.model.seq_len, b = micro_batch, h = w.model.hidden, a = w.model.heads, t = w.parallel.tp;
   double scale = element_bytes(w.training.precision) / 2.0;
   bool sp = w.parallel.sequence_parallel;
-  double sbh = s * b * h;
+  double sbh = s / w.parallel.cp * b * h;
   switch (recompute) {
     case Recompute::full: return (sp ? 2 * sbh / t : 2 * sbh) * scale;
     case Recompute::selective: return (sp ? 34 * sbh / t : sbh * (10 + 24 / t)) * scale;
@@ -47,7 +50,8 @@ double recompute_working_bytes(const WorkloadConfig& w, int micro_batch, Recompu
 }
 
 double zero_shard_ranks(const ParallelConfig& p) {
-  return p.shard_group > 0 ? p.shard_group : p.dp;
+  // Context-parallel ranks hold the same weights and shard along with their data-parallel rank.
+  return static_cast<double>(p.shard_group > 0 ? p.shard_group : p.dp) * p.cp;
 }
 
 double zero3_gathered_params(const WorkloadConfig& w, int stage) {
@@ -76,7 +80,8 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
   double layers_per_chunk = static_cast<double>(w.model.layers / chunks);
   double stored = layer_activation_bytes(w, micro_batch, w.training.recompute);
   double working = recompute_working_bytes(w, micro_batch, w.training.recompute);
-  double sbh = static_cast<double>(w.model.seq_len) * micro_batch * w.model.hidden;
+  double local_tokens = static_cast<double>(w.model.seq_len) / p.cp * micro_batch;  // s/cp per rank
+  double sbh = local_tokens * w.model.hidden;
   std::vector<MemoryBreakdown> out;
   for (int s = 0; s < p.pp; ++s) {
     double params = stage_params(w, s);
@@ -89,9 +94,9 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     mb.activations = in_flight * layers_per_chunk * stored + working;
     if (s == 0) mb.activations += in_flight * sbh;  // embedding dropout masks
     if (s == p.pp - 1)                              // logits and fp32 softmax of the microbatch in flight
-      mb.activations +=
-          static_cast<double>(w.model.seq_len) * micro_batch * w.model.vocab / p.tp * (eb + 4 + 4);
-    mb.buffers = 2 * 2 * sbh * eb;  // p2p send and receive buffers, both directions
+      mb.activations += local_tokens * w.model.vocab / p.tp * (eb + 4 + 4);
+    mb.buffers = 2 * 2 * sbh * eb;                  // p2p send and receive buffers, both directions
+    mb.buffers += cp_buffer_bytes(w, micro_batch);  // context parallelism: KV blocks in flight
     // ZeRO-3: the other ranks' shards of the units being computed are gathered in; the local shard is
     // already in `weights`, so weights + buffer never exceed the unsharded weights.
     if (p.zero >= 3) mb.buffers += zero3_gathered_params(w, s) * (1 - 1 / dp) * eb;

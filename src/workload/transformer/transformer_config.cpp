@@ -38,6 +38,40 @@ void validate_shard_group(const ParallelConfig& p, const ConfigNode& par) {
                          p.shard_group, p.dp, divisors_up_to(p.dp, p.dp)));
 }
 
+// parallel.cp, parallel.tp_overlap: the sequence splits into 2*cp chunks, and what the overlap needs.
+void validate_context_parallel(const WorkloadConfig& w, const ConfigNode& par, const ConfigNode& model,
+                               int devices) {
+  const auto& p = w.parallel;
+  long long total = static_cast<long long>(p.tp) * p.pp * p.dp * p.cp;
+  if (total > devices && p.cp > 1)
+    par.fail("dp", fmt::format("tp*cp*pp*dp = {}*{}*{}*{} = {} devices, but the topology has {}; lower a "
+                               "degree or add nodes (--set topology.nodes=N)",
+                               p.tp, p.cp, p.pp, p.dp, total, devices));
+  long long s = w.model.seq_len;
+  std::vector<std::string> valid;
+  for (long long c = 1; c <= 64 && 2 * c <= s; ++c)
+    if (s % (2 * c) == 0) valid.push_back(std::to_string(c));
+  std::string valid_cp;
+  for (size_t i = 0; i < valid.size(); ++i) valid_cp += (i ? ", " : "") + valid[i];
+  if (p.cp > 1 && s % (2LL * p.cp))
+    model.fail(
+        "seq_len",
+        fmt::format("context parallelism (cp={}) gives each rank seq_len/cp tokens as two of 2*cp "
+                    "chunks (rank i holds chunks i and 2cp-1-i, which balances causal attention, as "
+                    "Megatron-Core does), so 2*cp = {} must divide seq_len {}{}; valid cp: {}",
+                    p.cp, 2 * p.cp, s, s % p.cp ? fmt::format(" (cp={} does not even divide it)", p.cp) : "",
+                    valid_cp.empty() ? "1" : valid_cp));
+  if (p.cp > 1 && p.sequence_parallel && (s / p.cp) % p.tp)
+    model.fail("seq_len", fmt::format("sequence parallelism splits each context-parallel rank's seq_len/cp = "
+                                      "{} tokens over tp={}; it must divide",
+                                      s / p.cp, p.tp));
+  if (p.tp_overlap && p.tp > 1 && !p.sequence_parallel)
+    par.fail("tp_overlap",
+             "tp_overlap overlaps the sequence-parallel all-gathers and reduce-scatters with the GEMMs they "
+             "feed (Transformer Engine's userbuffers require sequence parallelism); set "
+             "parallel.sequence_parallel: true or tp_overlap: false");
+}
+
 }  // namespace
 
 const char* to_string(GradAccumulation g) {
@@ -46,6 +80,10 @@ const char* to_string(GradAccumulation g) {
 
 const char* to_string(Recompute r) {
   return kRecomputeNames.name(r);
+}
+
+const char* to_string(CpAlgorithm a) {
+  return kCpAlgorithmNames.name(a);
 }
 
 ModelConfig read_model_section(const ConfigNode& model, const std::string& name) {
@@ -126,6 +164,9 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.parallel.dp_algorithm =
       par.choice_or("dp_algorithm", network::algorithm_names(network::CollectiveKind::all_reduce),
                     network::to_string(network::Algorithm::ring));
+  w.parallel.cp = static_cast<int>(par.integer_in_or("cp", 1, 1 << 20, 1));
+  w.parallel.cp_algorithm = choice_or(par, "cp_algorithm", kCpAlgorithmNames, CpAlgorithm::ring);
+  w.parallel.tp_overlap = par.boolean_or("tp_overlap", false);
   par.reject_unknown_keys();
 
   ConfigNode train = root.child("training");
@@ -143,7 +184,10 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   train.reject_unknown_keys();
 
   if (w.parallel.dp == 0) {
-    long long mp = static_cast<long long>(w.parallel.tp) * w.parallel.pp;
+    long long mp = static_cast<long long>(w.parallel.tp) * w.parallel.pp * w.parallel.cp;
+    if (mp > devices && w.parallel.cp > 1)
+      par.fail("cp", fmt::format("tp*cp*pp = {}*{}*{} = {} is more than the {} devices of the topology",
+                                 w.parallel.tp, w.parallel.cp, w.parallel.pp, mp, devices));
     if (mp > devices)
       par.fail("tp", fmt::format("tp*pp = {}*{} = {} is more than the {} devices of the topology",
                                  w.parallel.tp, w.parallel.pp, mp, devices));
@@ -160,7 +204,8 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
   ConfigNode train = root.child("training");
   const auto& p = w.parallel;
   const auto& m = w.model;
-  long long total = static_cast<long long>(p.tp) * p.pp * p.dp;
+  validate_context_parallel(w, par, model, devices);
+  long long total = static_cast<long long>(p.tp) * p.pp * p.dp * p.cp;
   if (total > devices)
     par.fail(
         "dp",
@@ -180,7 +225,7 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
         "vocab",
         fmt::format("vocab {} is not divisible by tp={} (Megatron pads the vocabulary; pad it here too)",
                     m.vocab, p.tp));
-  if (p.sequence_parallel && m.seq_len % p.tp)
+  if (p.sequence_parallel && p.cp == 1 && m.seq_len % p.tp)
     model.fail("seq_len", fmt::format("sequence parallelism splits seq_len {} over tp={}; it must divide",
                                       m.seq_len, p.tp));
   if (p.pp > m.layers)

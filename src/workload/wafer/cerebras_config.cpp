@@ -58,6 +58,12 @@ void read_parallel(const ConfigNode& par, int systems, CerebrasWorkload& out) {
       par.choice_or("dp_algorithm", network::algorithm_names(network::CollectiveKind::all_reduce),
                     network::to_string(network::Algorithm::ring));
   check("dp_algorithm", algo == network::to_string(network::Algorithm::ring), algo);
+  long long cp = par.positive_integer_or("cp", 1);
+  check("cp", cp == 1, std::to_string(cp));
+  CpAlgorithm cp_algorithm = choice_or(par, "cp_algorithm", kCpAlgorithmNames, CpAlgorithm::ring);
+  check("cp_algorithm", cp_algorithm == CpAlgorithm::ring, to_string(cp_algorithm));
+  bool tp_overlap = par.boolean_or("tp_overlap", false);
+  check("tp_overlap", !tp_overlap, "true");
   par.reject_unknown_keys();
 }
 

@@ -23,6 +23,9 @@ struct OpCost {
 struct TpCollective {
   network::CollectiveKind kind = network::CollectiveKind::all_reduce;
   double bytes = 0;  // nccl-tests convention (see network/collective.hpp)
+  // With parallel.tp_overlap: seconds of the GEMMs of the linear layer this collective feeds or drains,
+  // which Transformer Engine's userbuffers overlap it with (0: not overlappable).
+  double overlap_seconds = 0;
 };
 
 struct PassCost {
@@ -30,6 +33,9 @@ struct PassCost {
   std::vector<TpCollective> tp;  // blocking collectives over the tensor-parallel group
   double seconds = 0;
   double flops = 0;
+  // Seconds of the attention core (scores, softmax, values) in this pass: the blocks ring attention
+  // overlaps its KV transfers with under context parallelism.
+  double attention_seconds = 0;
   void add(OpCost op);
   void add(const PassCost& other);
 };

@@ -11,6 +11,10 @@
 // - Compute of one model chunk in one pass is one task: kernels of a layer run back to back on one stream,
 //   and the chunk's tensor-parallel collectives are merged into one phase with the summed bytes and
 //   latencies (the same time on an idle NVSwitch).
+// - Context-parallel ranks (parallel.cp) run identical compute under causal load balancing, so rank 0
+//   represents them; their KV traffic is on the network. Transfers that overlap compute (ring attention,
+//   parallel.tp_overlap) are a compute task and a comm task side by side, folded over the chunk's layers
+//   (megatron_overlap.cpp says why that is exact).
 #pragma once
 
 #include <memory>
@@ -46,6 +50,11 @@ inline std::vector<std::string> megatron_setting_columns() {
   return {"model_params_billion", "tp",          "pp",           "dp",           "schedule",
           "virtual_stages",       "micro_batch", "global_batch", "microbatches", "recompute",
           "sequence_parallel",    "zero",        "precision"};
+}
+// Columns added after other kinds' (summary.csv only ever grows at the end): context parallelism and
+// the tensor-parallel overlap.
+inline std::vector<std::string> megatron_cp_setting_columns() {
+  return {"cp", "cp_algorithm", "tp_overlap"};
 }
 
 }  // namespace podsim::workload

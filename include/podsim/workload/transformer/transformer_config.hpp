@@ -28,7 +28,15 @@ enum class GradAccumulation { fp32, same, fused };
 inline constexpr auto kGradAccumulationNames = name_table<GradAccumulation>(
     {{GradAccumulation::fp32, "fp32"}, {GradAccumulation::same, "same"}, {GradAccumulation::fused, "fused"}});
 
+// How context parallelism moves keys and values between the ranks that split a sequence: Megatron-Core /
+// Transformer Engine ring attention (KV blocks passed around the CP ring, overlapped with attention
+// blocks), or the all-gather of K and V before attention that Llama 3 used (Llama 3 paper, Sec. 3.3.2).
+enum class CpAlgorithm { ring, all_gather };
+inline constexpr auto kCpAlgorithmNames =
+    name_table<CpAlgorithm>({{CpAlgorithm::ring, "ring"}, {CpAlgorithm::all_gather, "all_gather"}});
+
 const char* to_string(Recompute r);
+const char* to_string(CpAlgorithm a);
 const char* to_string(GradAccumulation g);
 
 struct ParallelConfig {
@@ -43,6 +51,9 @@ struct ParallelConfig {
   bool dp_overlap = true;      // bucketed gradient all-reduce overlapped with the last backward
   double dp_bucket_bytes = 25e6;
   std::string dp_algorithm = "ring";  // ring | tree | hierarchical
+  int cp = 1;                         // context parallelism: ranks splitting each sequence
+  CpAlgorithm cp_algorithm = CpAlgorithm::ring;
+  bool tp_overlap = false;  // TP collectives overlapped with their GEMMs (Transformer Engine userbuffers)
 };
 
 struct TrainingConfig {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <stdexcept>
 #include <tuple>
@@ -51,14 +52,19 @@ std::string bounding_class(const topology::Topology& topo, const plan::CommPlan&
 // An explicit protocol the fabric profile does not describe would silently run as Simple.
 void check_protocol(const topology::Topology& topo, const network::Collective& c, const std::string& text) {
   if (c.protocol == network::Protocol::automatic || c.protocol == network::Protocol::simple) return;
-  if (c.algorithm != network::Algorithm::automatic &&
-      !network::protocol_modelled(topo, c.algorithm, c.protocol))
-    throw InputError(fmt::format(
-        "--protocol {}: the fabric profile {} describes no {} protocol for {}; use auto or Simple, or add "
-        "protocols.{}.{} to the profile",
-        text, topo.fabric_profile.file.empty() ? "(none)" : topo.fabric_profile.file,
-        network::to_string(c.protocol), network::to_string(c.algorithm), network::to_string(c.algorithm),
-        network::to_string(c.protocol)));
+  std::vector<network::Algorithm> asked = {c.algorithm};
+  if (c.algorithm == network::Algorithm::automatic) asked = network::algorithms_for(c.kind);
+  bool modelled = false;
+  for (auto a : asked) modelled = modelled || network::protocol_modelled(topo, a, c.protocol);
+  if (topo.family<topology::TorusGeometry>()) modelled = false;  // torus rings have one protocol
+  if (modelled) return;
+  std::string key = text;
+  for (auto& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  throw InputError(fmt::format(
+      "--protocol {}: the fabric profile {} describes no {} protocol for {} {}; use auto or Simple, or add "
+      "protocols.<ring|tree>.{} to the profile",
+      text, topo.fabric_profile.file.empty() ? "(none)" : topo.fabric_profile.file,
+      network::to_string(c.protocol), network::to_string(c.kind), network::to_string(c.algorithm), key));
 }
 
 // What runs at one size: auto resolved the way plan_collective resolves it.

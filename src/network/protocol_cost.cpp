@@ -93,6 +93,7 @@ CollectiveChoice select_collective(const Topology& topo, const Collective& c) {
         if (protocol_modelled(topo, a, p)) protocols.push_back(p);
       if (protocols.empty()) protocols.push_back(Protocol::simple);
     }
+    if (algorithms.size() == 1 && protocols.size() == 1) return {a, protocols[0], 0};  // nothing to choose
     for (Protocol p : protocols) {
       Collective candidate = c;
       candidate.algorithm = a;

@@ -48,7 +48,7 @@ struct Collective {
 };
 
 // What runs when a collective asks for `auto`: the algorithm x protocol with the least predicted time on
-// an idle network (network::idle_plan_time of each candidate's plan).
+// an idle network (network::idle_plan_time of each candidate's plan; 0 when there was only one candidate).
 struct CollectiveChoice {
   Algorithm algorithm = Algorithm::ring;
   Protocol protocol = Protocol::simple;

@@ -87,6 +87,8 @@ expect_error ".nan" "expected a finite number" run -t $T -w $W --set topology.de
 # collective: options that were silently ignored or reinterpreted.
 expect_error "collective --per-node 0" "--per-node 0: must be at least 1" collective -t $T --devices 8 --per-node 0
 expect_error "send_recv --devices 3" "send_recv is one transfer between exactly 2 ranks" collective -t $T --op send_recv --devices 3
+expect_error "collective --protocol fast" "unknown protocol 'fast' (valid: auto, LL, LL128, Simple)" collective -t $T --protocol fast
+expect_error "collective --protocol LL on a torus" "describes no LL protocol" collective -t topologies/tpu-v3-pod.yaml --protocol LL
 $PODSIM collective -t $T --op send_recv > "$tmp/sr.txt" 2>&1
 check "send_recv defaults to 2 ranks" grep -q "over 2 ranks" "$tmp/sr.txt"
 expect_error "collective --set workload" "a collective has no workload" collective -t $T --set workload.model.layers=4

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "podsim/calibration/device_profile.hpp"
@@ -65,7 +66,51 @@ double FabricProfile::step(const std::string& link_class) const {
   return it == step_latency.end() ? 0.0 : it->second;
 }
 
+const ProtocolCost* FabricProfile::protocol(const std::string& algorithm, const std::string& name) const {
+  auto a = protocols.find(algorithm);
+  if (a == protocols.end()) return nullptr;
+  auto p = a->second.find(name);
+  return p == a->second.end() ? nullptr : &p->second;
+}
+
 namespace {
+
+bool is_one_of(const std::string& name, const std::vector<std::string>& valid) {
+  return std::find(valid.begin(), valid.end(), name) != valid.end();
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// `protocols: {ring: {ll: {base_us, intra_step_us, inter_step_us, bandwidth_factor}, ...}, tree: ...}`
+std::map<std::string, std::map<std::string, ProtocolCost>> read_protocols(const ConfigNode& root) {
+  std::map<std::string, std::map<std::string, ProtocolCost>> out;
+  ConfigNode section = root.child("protocols");
+  for (const auto& algorithm : section.keys()) {
+    if (!is_one_of(algorithm, protocol_algorithm_names()))
+      section.fail(algorithm,
+                   "not an algorithm with protocols; valid: " + joined(protocol_algorithm_names()));
+    ConfigNode per_algorithm = section.child(algorithm);
+    for (const auto& name : per_algorithm.keys()) {
+      if (!is_one_of(name, protocol_names()))
+        per_algorithm.fail(name, "not a protocol; valid: " + joined(protocol_names()));
+      ConfigNode entry = per_algorithm.child(name);
+      ProtocolCost cost;
+      cost.base = entry.non_negative_or("base_us", 0) * 1e-6;
+      cost.intra_step = entry.non_negative_or("intra_step_us", 0) * 1e-6;
+      cost.inter_step = entry.non_negative_or("inter_step_us", 0) * 1e-6;
+      cost.bandwidth_factor = entry.fraction_or("bandwidth_factor", 1.0);
+      entry.reject_unknown_keys();
+      out[algorithm][name] = cost;
+    }
+    if (!out[algorithm].count("simple"))
+      per_algorithm.fail("simple", "every algorithm with protocols needs `simple` (what large messages use)");
+  }
+  return out;
+}
 
 std::vector<MeasuredCollective> read_measured_collectives(const ConfigNode& root) {
   std::vector<MeasuredCollective> out;
@@ -110,6 +155,7 @@ FabricProfile load_fabric_profile(const std::string& path) {
   p.launch_latency = root.non_negative_or("launch_latency_us", 5) * 1e-6;
   p.provenance = read_provenance(root);
   if (root.has("collectives")) p.measured = read_measured_collectives(root);
+  if (root.has("protocols")) p.protocols = read_protocols(root);
   root.reject_unknown_keys();
   return p;
 }

@@ -32,7 +32,7 @@ std::string size_text(double bytes) {
 
 void add_collective_command(CLI::App& app) {
   struct Options {
-    std::string topology, op = "all_reduce", algorithm = "ring", bytes = "1GB", max_bytes;
+    std::string topology, op = "all_reduce", algorithm = "auto", protocol = "auto", bytes = "1GB", max_bytes;
     int devices = 8, per_node = 0;
     std::vector<std::string> sets;
   };
@@ -46,11 +46,18 @@ void add_collective_command(CLI::App& app) {
   CLI::Option* per_node = cmd->add_option(
       "--per-node", opt->per_node,
       "Ranks per node (server, TPU chip group, CS-2; default: fill nodes); 1 puts one rank on each node");
-  cmd->add_option("--bytes,-b", opt->bytes, "Size (nccl-tests convention), e.g. 8, 64KB, 1GB");
+  cmd->add_option(
+      "--bytes,-b", opt->bytes,
+      "Size, e.g. 8, 64KB, 1GB (powers of 10) or 64K, 1G, 1GiB (powers of 2, as nccl-tests reads -b)");
   cmd->add_option("--max-bytes,-e", opt->max_bytes,
                   "Sweep sizes from --bytes up to this, doubling (like nccl-tests -b/-e/-f 2)");
-  cmd->add_option("--algorithm,-a", opt->algorithm,
-                  "ring, tree, hierarchical (all_reduce) or direct (all_to_all)");
+  cmd->add_option(
+      "--algorithm,-a", opt->algorithm,
+      "auto (default: least predicted time, like NCCL's tuner), ring, tree, hierarchical (all_reduce) "
+      "or direct (all_to_all); like NCCL_ALGO");
+  cmd->add_option(
+      "--protocol,-p", opt->protocol,
+      "auto (default), LL, LL128 or Simple, like NCCL_PROTO (profiles without `protocols:` model Simple)");
   cmd->add_option("--set,-s", opt->sets, "Override a topology key, e.g. --set topology.nodes=16");
   cmd->footer(
       "The collective is decomposed into flows over the topology's links and simulated in SimGrid on an\n"
@@ -59,19 +66,25 @@ void add_collective_command(CLI::App& app) {
       "the most loaded link class.");
   cmd->callback([opt, devices, per_node_option = per_node] {
     Overrides t = topology_sets_only(opt->sets, "a collective has no workload", 16);
-    driver::CollectiveRequest request{opt->topology, t,
-                                      opt->op,       opt->algorithm,
-                                      opt->bytes,    opt->max_bytes,
-                                      opt->devices,  devices->count() > 0,
-                                      opt->per_node, per_node_option->count() > 0};
+    driver::CollectiveRequest request{opt->topology,
+                                      t,
+                                      opt->op,
+                                      opt->algorithm,
+                                      opt->protocol,
+                                      opt->bytes,
+                                      opt->max_bytes,
+                                      opt->devices,
+                                      devices->count() > 0,
+                                      opt->per_node,
+                                      per_node_option->count() > 0};
     auto timing = driver::time_collective(request);
     fmt::print("# podsim collective: {} ({}) over {} ranks of {} ({} per node)\n", timing.kind,
                timing.algorithm, timing.ranks, timing.topology_name, timing.per_node);
-    fmt::print("# {:>12} {:>14} {:>12} {:>12} {:>12}  {}\n", "size", "size(B)", "time(us)", "algbw(GB/s)",
-               "busbw(GB/s)", "bound by");
+    fmt::print("# {:>12} {:>14} {:>12} {:>12} {:>12}  {:<10} {:<14} {}\n", "size", "size(B)", "time(us)",
+               "algbw(GB/s)", "busbw(GB/s)", "bound by", "algorithm", "protocol");
     for (const auto& s : timing.sizes)
-      fmt::print("  {:>12} {:14.0f} {:12.2f} {:12.2f} {:12.2f}  {}\n", size_text(s.bytes), s.bytes,
-                 s.seconds * 1e6, s.algbw_GBps, s.busbw_GBps, s.bound_by);
+      fmt::print("  {:>12} {:14.0f} {:12.2f} {:12.2f} {:12.2f}  {:<10} {:<14} {}\n", size_text(s.bytes),
+                 s.bytes, s.seconds * 1e6, s.algbw_GBps, s.busbw_GBps, s.bound_by, s.algorithm, s.protocol);
   });
 }
 

@@ -2,15 +2,20 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/network/collective.hpp"
+#include "podsim/network/collective_registry.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/plan/task_graph.hpp"
 #include "podsim/topology/loader.hpp"
+#include "podsim/topology/torus.hpp"
 
 namespace podsim::driver {
 namespace {
@@ -44,6 +49,41 @@ std::string bounding_class(const topology::Topology& topo, const plan::CommPlan&
   return cls;
 }
 
+// An explicit protocol the fabric profile does not describe would silently run as Simple.
+void check_protocol(const topology::Topology& topo, const network::Collective& c, const std::string& text) {
+  if (c.protocol == network::Protocol::automatic || c.protocol == network::Protocol::simple) return;
+  std::vector<network::Algorithm> asked = {c.algorithm};
+  if (c.algorithm == network::Algorithm::automatic) asked = network::algorithms_for(c.kind);
+  bool modelled = false;
+  for (auto a : asked) modelled = modelled || network::protocol_modelled(topo, a, c.protocol);
+  if (topo.family<topology::TorusGeometry>()) modelled = false;  // torus rings have one protocol
+  if (modelled) return;
+  std::string key = text;
+  for (auto& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  throw InputError(fmt::format(
+      "--protocol {}: the fabric profile {} describes no {} protocol for {} {}; use auto or Simple, or add "
+      "protocols.<ring|tree>.{} to the profile",
+      text, topo.fabric_profile.file.empty() ? "(none)" : topo.fabric_profile.file,
+      network::to_string(c.protocol), network::to_string(c.kind), network::to_string(c.algorithm), key));
+}
+
+// What runs at one size: auto resolved the way plan_collective resolves it.
+std::pair<std::string, std::string> what_runs(const topology::Topology& topo, const network::Collective& c) {
+  using K = network::CollectiveKind;
+  if (c.kind == K::all_to_all) return {"direct", "Simple"};
+  if (c.kind == K::send_recv) return {"point-to-point", "Simple"};
+  if (topo.family<topology::TorusGeometry>()) return {"torus", "Simple"};
+  network::CollectiveChoice choice{c.algorithm, c.protocol, 0};
+  if (c.algorithm == network::Algorithm::automatic || c.protocol == network::Protocol::automatic)
+    choice = network::select_collective(topo, c);
+  // An algorithm that does not plan the kind runs the kind's default (planner_for).
+  auto valid = network::algorithms_for(c.kind);
+  if (std::find(valid.begin(), valid.end(), choice.algorithm) == valid.end())
+    choice.algorithm = valid.front();
+  bool modelled = network::protocol_modelled(topo, choice.algorithm, choice.protocol);
+  return {network::to_string(choice.algorithm), modelled ? network::to_string(choice.protocol) : "Simple"};
+}
+
 }  // namespace
 
 double parse_bytes(const std::string& text, const std::string& flag) {
@@ -58,21 +98,22 @@ double parse_bytes(const std::string& text, const std::string& flag) {
   double scale = 1;
   if (unit.empty() || unit == "B")
     scale = 1;
-  else if (unit == "KB" || unit == "K")
+  else if (unit == "KB")
     scale = 1e3;
-  else if (unit == "MB" || unit == "M")
+  else if (unit == "MB")
     scale = 1e6;
-  else if (unit == "GB" || unit == "G")
+  else if (unit == "GB")
     scale = 1e9;
-  else if (unit == "KiB")
+  else if (unit == "KiB" || unit == "K")  // nccl-tests reads -b 1K as 1024
     scale = 1024.0;
-  else if (unit == "MiB")
+  else if (unit == "MiB" || unit == "M")
     scale = 1024.0 * 1024;
-  else if (unit == "GiB")
+  else if (unit == "GiB" || unit == "G")
     scale = 1024.0 * 1024 * 1024;
   else
-    throw InputError(
-        fmt::format("{} {}: unknown unit '{}' (use B, KB, MB, GB, KiB, MiB, GiB)", flag, text, unit));
+    throw InputError(fmt::format(
+        "{} {}: unknown unit '{}' (use B, KB, MB, GB (10^3..), K, M, G or KiB, MiB, GiB (2^10..))", flag,
+        text, unit));
   if (!(value > 0) || !std::isfinite(value))
     throw InputError(fmt::format("{} {}: must be more than 0 bytes", flag, text));
   return value * scale;
@@ -84,9 +125,11 @@ CollectiveTiming time_collective(const CollectiveRequest& request) {
   try {
     c.kind = network::parse_collective(request.op);
     c.algorithm = network::parse_algorithm(request.algorithm);
+    c.protocol = network::parse_protocol(request.protocol);
   } catch (const std::invalid_argument& e) {
-    throw InputError(std::string("--op/--algorithm: ") + e.what());
+    throw InputError(std::string("--op/--algorithm/--protocol: ") + e.what());
   }
+  check_protocol(topo, c, request.protocol);
   int devices = request.devices;
   // send_recv is one transfer between two ranks: any other count would be silently ignored.
   if (c.kind == network::CollectiveKind::send_recv) {
@@ -118,8 +161,10 @@ CollectiveTiming time_collective(const CollectiveRequest& request) {
   graph.stage_devices = {c.group[0]};
   int stream = graph.add_stream("collective", 0, c.group[0]);
   std::vector<std::string> bound;
+  std::vector<std::pair<std::string, std::string>> ran;
   for (double s : sizes) {
     c.bytes = s;
+    ran.push_back(what_runs(topo, c));
     auto plan = network::plan_collective(topo, c);
     bound.push_back(bounding_class(topo, plan));
     int previous = static_cast<int>(graph.tasks.size()) - 1;
@@ -135,6 +180,7 @@ CollectiveTiming time_collective(const CollectiveRequest& request) {
   timing.algorithm = c.kind == network::CollectiveKind::all_to_all  ? "direct"
                      : c.kind == network::CollectiveKind::send_recv ? "point-to-point"
                                                                     : network::to_string(c.algorithm);
+  timing.protocol = request.protocol;
   timing.topology_name = topo.name;
   timing.ranks = static_cast<int>(c.group.size());
   timing.per_node = per_node;
@@ -145,6 +191,7 @@ CollectiveTiming time_collective(const CollectiveRequest& request) {
     row.algbw_GBps = row.seconds > 0 ? sizes[i] / row.seconds / 1e9 : 0;
     row.busbw_GBps = row.algbw_GBps * network::bus_factor(c.kind, timing.ranks);
     row.bound_by = bound[i];
+    std::tie(row.algorithm, row.protocol) = ran[i];
     timing.sizes.push_back(row);
   }
   return timing;

@@ -14,6 +14,9 @@ using topology::Topology;
 Topology with_profile(const Topology& topo, const calibration::FabricProfile& profile) {
   Topology t = topo;
   t.fabric_profile = profile;
+  // The fit calibrates the one-protocol model (launch + steps x step latency, full bandwidth): a profile's
+  // `protocols:` table (NCCL's LL / LL128 / Simple) is not what it fits, so it plans without it.
+  t.fabric_profile.protocols.clear();
   for (auto& link : t.links) link.efficiency = profile.efficiency(topology::to_string(link.cls));
   return t;
 }

@@ -92,6 +92,13 @@ plan::CommPlan plan_collective(const Topology& topo, const Collective& c) {
 
 plan::CommPlan plan_collective_generic(const Topology& topo, const Collective& c) {
   if (c.group.size() < 2 || c.bytes <= 0) return {};
+  if (c.algorithm == Algorithm::automatic || c.protocol == Protocol::automatic) {
+    auto choice = select_collective(topo, c);
+    Collective chosen = c;
+    chosen.algorithm = choice.algorithm;
+    chosen.protocol = choice.protocol;
+    return planner_for(chosen.kind, chosen.algorithm)(topo, chosen);
+  }
   return planner_for(c.kind, c.algorithm)(topo, c);
 }
 

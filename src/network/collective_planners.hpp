@@ -12,7 +12,23 @@ namespace podsim::network {
 std::vector<std::vector<int>> members_by_node(const topology::Topology& topo, const std::vector<int>& group);
 // One phase of NCCL-style rings (one per rail when the group spans several GPUs on several servers).
 plan::CommPhase ring_phase(const topology::Topology& topo, CollectiveKind kind, const std::vector<int>& group,
-                           double bytes);
+                           double bytes, Protocol protocol);
+// How many parallel channels (one per rail, like NCCL's) a group spread over these servers can use: the
+// distinct rails of the server with the fewest members, 1 when every server holds one member.
+int rail_channels(const topology::Topology& topo, const std::vector<std::vector<int>>& nodes);
+
+// The protocol costs of a step-wise algorithm (protocol_cost.cpp). Not `modelled` when the fabric profile
+// has no `protocols:` entry for it: the planner then uses launch + steps x step latency, full bandwidth.
+struct ProtocolTerms {
+  double latency = 0;     // base + steps x their latency, seconds
+  double byte_scale = 1;  // wire bytes per payload byte (1 / bandwidth factor)
+  bool modelled = false;
+};
+// `family`: "ring" or "tree"; steps: all the algorithm's steps, inter_steps: those that cross servers.
+ProtocolTerms protocol_terms(const topology::Topology& topo, const char* family, Protocol p, double steps,
+                             double inter_steps);
+// The protocol table an algorithm reads ("ring", "tree"; null for algorithms without protocols).
+const char* protocol_family(Algorithm a);
 
 plan::CommPlan plan_ring(const topology::Topology& topo, const Collective& c);
 plan::CommPlan plan_tree(const topology::Topology& topo, const Collective& c);

@@ -39,6 +39,7 @@ std::vector<std::string> algorithm_names(CollectiveKind kind) {
   std::vector<std::string> out;
   for (const auto& a : collective_algorithms())
     if (plans(a, kind)) out.emplace_back(a.name);
+  out.emplace_back("auto");  // the least predicted time among the above (select_collective)
   return out;
 }
 
@@ -55,18 +56,20 @@ Planner planner_for(CollectiveKind kind, Algorithm algorithm) {
 }
 
 const char* to_string(Algorithm a) {
+  if (a == Algorithm::automatic) return "auto";
   for (const auto& entry : collective_algorithms())
     if (entry.algorithm == a) return entry.name;
   return "?";
 }
 
 Algorithm parse_algorithm(const std::string& name) {
+  if (name == "auto") return Algorithm::automatic;
   std::string valid;
   for (const auto& entry : collective_algorithms()) {
     if (name == entry.name) return entry.algorithm;
     valid += (valid.empty() ? "" : ", ") + std::string(entry.name);
   }
-  throw std::invalid_argument("unknown algorithm '" + name + "' (valid: " + valid + ")");
+  throw std::invalid_argument("unknown algorithm '" + name + "' (valid: " + valid + ", auto)");
 }
 
 }  // namespace podsim::network

@@ -1,5 +1,6 @@
 // Ring collectives (all_reduce, all_gather, reduce_scatter, broadcast), NCCL-style channels.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -51,24 +52,37 @@ std::vector<std::vector<int>> members_by_node(const Topology& topo, const std::v
   return out;
 }
 
+int rail_channels(const Topology& topo, const std::vector<std::vector<int>>& nodes) {
+  if (nodes.size() < 2) return 1;
+  int channels = std::numeric_limits<int>::max();
+  for (const auto& members : nodes) {
+    std::vector<int> rails;
+    for (int d : members) rails.push_back(topo.rail_of(d));
+    std::sort(rails.begin(), rails.end());
+    channels =
+        std::min<int>(channels, static_cast<int>(std::unique(rails.begin(), rails.end()) - rails.begin()));
+  }
+  return std::max(1, channels);
+}
+
 // One ring per channel. With several GPUs of the group on each of several servers, NCCL runs one ring
-// per rail; channel c enters every server at its member on rail c, so each ring's inter-server hop uses a
-// different NIC and the NICs work in parallel.
+// per rail; channel c enters every server at the member c/channels of the way along its list, so each
+// ring's inter-server hop uses a different NIC and the NICs work in parallel. Servers with unequal
+// member counts (8 + 4) still get as many channels as the smallest server has rails.
 plan::CommPhase ring_phase(const Topology& topo, CollectiveKind kind, const std::vector<int>& group,
-                           double bytes) {
+                           double bytes, Protocol protocol) {
   const int n = static_cast<int>(group.size());
   plan::CommPhase phase;
   auto nodes = members_by_node(topo, group);
-  int channels = 1;
-  if (nodes.size() > 1 && nodes[0].size() > 1) {
-    std::vector<int> rails;
-    for (int d : nodes[0]) rails.push_back(topo.rail_of(d));
-    std::sort(rails.begin(), rails.end());
-    channels = std::max<int>(1, static_cast<int>(std::unique(rails.begin(), rails.end()) - rails.begin()));
-    for (const auto& members : nodes)
-      if (members.size() != nodes[0].size()) channels = 1;  // uneven groups: one plain ring
-  }
-  double edge = ring_edge_bytes(kind, n, bytes) / channels;
+  int channels = rail_channels(topo, nodes);
+  const double steps = ring_steps(kind, n);
+  const int servers = static_cast<int>(nodes.size());
+  // NCCL's count of the steps that cross servers: each server boundary once per pass of the ring.
+  const double inter_steps = servers == 1                         ? 0
+                             : kind == CollectiveKind::all_reduce ? 2.0 * (servers - 1)
+                                                                  : servers - 1;
+  auto terms = protocol_terms(topo, "ring", protocol, steps, inter_steps);
+  double edge = ring_edge_bytes(kind, n, bytes) * terms.byte_scale / channels;
   double max_step = 0;
   for (int c = 0; c < channels; ++c) {
     std::vector<int> order;
@@ -83,15 +97,15 @@ plan::CommPhase ring_phase(const Topology& topo, CollectiveKind kind, const std:
     for (int i = 0; i < n; ++i) {
       int src = order[i], dst = order[(i + 1) % n];
       phase.flows.push_back({src, dst, edge});
-      max_step = std::max(max_step, step_latency(topo, src, dst));
+      if (!terms.modelled) max_step = std::max(max_step, step_latency(topo, src, dst));
     }
   }
-  phase.latency = topo.fabric_profile.launch_latency + ring_steps(kind, n) * max_step;
+  phase.latency = terms.modelled ? terms.latency : topo.fabric_profile.launch_latency + steps * max_step;
   return phase;
 }
 
 plan::CommPlan plan_ring(const Topology& topo, const Collective& c) {
-  return {ring_phase(topo, c.kind, c.group, c.bytes)};
+  return {ring_phase(topo, c.kind, c.group, c.bytes, c.protocol)};
 }
 
 }  // namespace podsim::network

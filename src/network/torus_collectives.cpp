@@ -240,8 +240,11 @@ plan::CommPhase torus_all_to_all(const Topology& topo, const TorusGeometry& geo,
 plan::CommPlan plan_torus_collective(const Topology& topo, const TorusGeometry& geo, const Collective& c) {
   if (c.group.size() < 2 || c.bytes <= 0) return {};
   Box box = box_of(geo, c.group);
+  // A broadcast runs as a scatter from the root followed by an all-gather (van de Geijn), along the same
+  // dimension rings and with the same bytes per link as an all_reduce's reduce-scatter + all-gather: one
+  // pass round a 2048-rank ring step by step would pay 2047 step latencies.
   bool rings =
-      !box.axes.empty() && (c.kind == CollectiveKind::all_reduce ||
+      !box.axes.empty() && (c.kind == CollectiveKind::all_reduce || c.kind == CollectiveKind::broadcast ||
                             c.kind == CollectiveKind::reduce_scatter || c.kind == CollectiveKind::all_gather);
   plan::CommPlan plan;
   if (c.kind == CollectiveKind::all_to_all) {

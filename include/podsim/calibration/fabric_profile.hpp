@@ -29,6 +29,28 @@ struct MeasuredCollective {
   std::vector<MeasuredRange> ranges;
 };
 
+// One communication protocol of one collective algorithm, the way NCCL's tuning model describes it
+// (NVIDIA/nccl src/graph/tuning.cc): a fixed start-up latency, a latency per algorithm step that differs
+// between steps inside a server and steps that cross servers, and the fraction of link bandwidth left to
+// the payload (LL sends 8 bytes of flags with every 8 bytes of data; LL128 loses 8 of every 128 bytes).
+struct ProtocolCost {
+  double base = 0;              // seconds, once per collective
+  double intra_step = 0;        // seconds per step between two ranks of one server
+  double inter_step = 0;        // seconds per step that crosses servers
+  double bandwidth_factor = 1;  // payload share of the link bandwidth, (0, 1]
+};
+
+// The protocols a profile may describe, fastest start-up first (the order `auto` breaks ties in).
+inline const std::vector<std::string>& protocol_names() {
+  static const std::vector<std::string> names = {"ll", "ll128", "simple"};
+  return names;
+}
+// The algorithms whose protocols a profile may describe.
+inline const std::vector<std::string>& protocol_algorithm_names() {
+  static const std::vector<std::string> names = {"ring", "tree"};
+  return names;
+}
+
 struct FabricProfile {
   std::string name;
   std::string file;
@@ -39,9 +61,14 @@ struct FabricProfile {
   double launch_latency = 5e-6;  // fixed cost of starting a collective
   std::vector<Provenance> provenance;
   std::vector<MeasuredCollective> measured;  // optional `collectives:` section
+  // Optional `protocols:` section: algorithm ("ring", "tree") -> protocol ("ll", "ll128", "simple") ->
+  // cost. Empty: collectives use launch_latency + steps x step_latency and the full link bandwidth.
+  std::map<std::string, std::map<std::string, ProtocolCost>> protocols;
 
   double efficiency(const std::string& link_class) const;
   double step(const std::string& link_class) const;
+  // Null when the profile does not describe that protocol of that algorithm.
+  const ProtocolCost* protocol(const std::string& algorithm, const std::string& protocol) const;
 };
 
 FabricProfile load_fabric_profile(const std::string& path);

@@ -23,19 +23,41 @@ inline constexpr auto kCollectiveKindNames =
                                 {CollectiveKind::broadcast, "broadcast"},
                                 {CollectiveKind::send_recv, "send_recv"}});
 // Names, the collectives each plans and the planners: collective_registry.hpp.
-enum class Algorithm { ring, tree, hierarchical, direct };
+// `automatic` ("auto") is not an algorithm but the request to pick one: the least predicted time among
+// those that plan the collective (select_collective), as NCCL's tuner does.
+enum class Algorithm { ring, tree, hierarchical, direct, automatic };
+// NCCL's protocols (NCCL_PROTO): LL (8-byte flag+data lines: lowest latency, half the bandwidth), LL128
+// (128-byte lines, 120 of payload), Simple (full bandwidth, highest latency). `automatic` picks by predicted
+// time. Profiles without `protocols:` model one protocol (launch + step latencies, full bandwidth).
+enum class Protocol { automatic, ll, ll128, simple };
 
 const char* to_string(CollectiveKind k);
 const char* to_string(Algorithm a);                        // from the registry
 CollectiveKind parse_collective(const std::string& name);  // throws std::invalid_argument
-Algorithm parse_algorithm(const std::string& name);        // throws std::invalid_argument
+Algorithm parse_algorithm(const std::string& name);        // throws std::invalid_argument; "auto" too
+const char* to_string(Protocol p);                         // "auto", "LL", "LL128", "Simple"
+Protocol parse_protocol(const std::string& name);          // any case; throws std::invalid_argument
+std::vector<std::string> protocol_choices();               // auto, LL, LL128, Simple
 
 struct Collective {
   CollectiveKind kind = CollectiveKind::all_reduce;
   std::vector<int> group;  // device ranks, in ring order
   double bytes = 0;
   Algorithm algorithm = Algorithm::ring;
+  Protocol protocol = Protocol::automatic;
 };
+
+// What runs when a collective asks for `auto`: the algorithm x protocol with the least predicted time on
+// an idle network (network::idle_plan_time of each candidate's plan; 0 when there was only one candidate).
+struct CollectiveChoice {
+  Algorithm algorithm = Algorithm::ring;
+  Protocol protocol = Protocol::simple;
+  double predicted_seconds = 0;
+};
+CollectiveChoice select_collective(const topology::Topology& topo, const Collective& c);
+// The fabric profile describes this protocol for this algorithm (false for profiles without `protocols:`,
+// where only Simple is modelled).
+bool protocol_modelled(const topology::Topology& topo, Algorithm a, Protocol p);
 // A collective of `kind` over `group` with the default algorithm (ring; plan_collective picks per topology).
 Collective make_collective(CollectiveKind kind, std::vector<int> group, double bytes);
 

@@ -53,6 +53,7 @@ StepPlan StepBuilder::describe() {
   plan.hardware_flops =
       hardware_flops(w_.model, static_cast<double>(w_.training.global_batch), w_.training.recompute);
   plan.model_flops = model_flops(w_.model, static_cast<double>(w_.training.global_batch));
+  plan.model_flops_causal = model_flops_causal(w_.model, static_cast<double>(w_.training.global_batch));
   plan.settings = settings();
   plan.description = description();
   plan.notes = notes();

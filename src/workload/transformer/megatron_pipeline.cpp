@@ -3,6 +3,7 @@
 #include "megatron_step_builder.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/workload/pipeline_assembly.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
 
 namespace podsim::workload::megatron {
 
@@ -17,7 +18,9 @@ void StepBuilder::build_pipeline() {
 }
 
 double StepBuilder::activation_bytes() const {
-  return static_cast<double>(mb_) * w_.model.seq_len * w_.model.hidden * element_bytes(w_.training.precision);
+  // Activations travel in bf16 under an fp8 GEMM format (precision_bytes.hpp).
+  return static_cast<double>(mb_) * w_.model.seq_len * w_.model.hidden *
+         workload::activation_bytes(w_.training);
 }
 
 int StepBuilder::transfer_plan(int from, int to) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
 #include "megatron_step_builder.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
@@ -215,6 +217,7 @@ std::unique_ptr<WorkloadModel> make_megatron_model(const ConfigNode& root, const
                                                    const topology::Topology& topo) {
   WorkloadConfig w = read_transformer_workload(root, topo.compute_device_count(), topo.devices_per_node);
   check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
+  warn_inconsistent_derived_keys(root.child("model"), w.model, std::cerr);
   w.kind = "transformer_lm";
   w.file = file;
   return std::make_unique<MegatronModel>(std::move(w), topo);

@@ -19,9 +19,9 @@ std::string common_divisors(long long a, long long b) {
   return s;
 }
 
-bool overridden(const std::vector<std::pair<std::string, std::string>>& overrides, const std::string& key) {
-  return std::any_of(overrides.begin(), overrides.end(),
-                     [&](const auto& kv) { return kv.first == "model." + key; });
+// A value set with --set (ConfigNode::where reports those against the flag).
+bool overridden(const ConfigNode& model, const char* key) {
+  return model.where(key).rfind("--set", 0) == 0;
 }
 
 }  // namespace
@@ -65,15 +65,12 @@ void require_gpt_layer(const ModelConfig& m, const ConfigNode& model, const char
   if (!m.linear_bias) reject("linear_bias", "true");
 }
 
-void warn_inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& m,
-                                    const std::vector<std::pair<std::string, std::string>>& overrides,
-                                    std::ostream& out) {
-  auto stated_and_kept = [&](const char* key) { return model.has(key) && !overridden(overrides, key); };
+void warn_inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& m, std::ostream& out) {
+  auto stated_and_kept = [&](const char* key) { return model.has(key) && !overridden(model, key); };
   auto warn = [&](const char* key, long long value, const std::string& why) {
-    out << fmt::format("warning: {}: model.{}: {} is kept from the file, but {}\n", model.where(key), key,
-                       value, why);
+    out << fmt::format("warning: {}: {} is kept from the file, but {}\n", model.where(key), value, why);
   };
-  bool hidden = overridden(overrides, "hidden"), heads = overridden(overrides, "heads");
+  bool hidden = overridden(model, "hidden"), heads = overridden(model, "heads");
   if (hidden && stated_and_kept("ffn_hidden") && m.ffn_hidden != 4 * m.hidden)
     warn("ffn_hidden", m.ffn_hidden,
          fmt::format("--set model.hidden={} would derive {} (4 x hidden); set model.ffn_hidden too", m.hidden,

@@ -114,9 +114,7 @@ void check_precision_on_device(const ConfigNode& train, topology::Precision prec
                                const topology::DeviceSpec& device, const std::string& topology_file);
 // Warnings (to `out`) for each key the file states explicitly that an override of a key it is derived
 // from (hidden, heads) left inconsistent: e.g. --set model.hidden=6144 on a file with ffn_hidden: 49152.
-void warn_inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& m,
-                                    const std::vector<std::pair<std::string, std::string>>& overrides,
-                                    std::ostream& out);
+void warn_inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& m, std::ostream& out);
 double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision);
 GradAccumulation read_grad_accumulation(const ConfigNode& train);
 

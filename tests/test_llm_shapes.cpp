@@ -177,3 +177,17 @@ TEST(LlmShapes, Fp8KeepsActivationsInBf16) {
                        layer_activation_bytes(fp8, 1, Recompute::selective),
                    S * (2 * H + ad + f));
 }
+
+// The Cerebras models cost the GPT layer only: a Llama key there is an error naming it, not ignored.
+TEST(LlmShapes, WaferModelsRejectKeysTheyDoNotModel) {
+  std::string text = std::string("model:\n") + kLlama3_8b;
+  auto root = ConfigNode::load_string(text, "w.yaml");
+  ModelConfig m = read_model_section(root.child("model"), "x");
+  std::string e = error_of([&] { require_gpt_layer(m, root.child("model"), "Cerebras"); });
+  EXPECT_NE(e.find("model.kv_heads"), std::string::npos) << e;
+  EXPECT_NE(e.find("Cerebras"), std::string::npos) << e;
+  auto gpt = ConfigNode::load_string(
+      "model:\n  layers: 2\n  hidden: 64\n  heads: 4\n  seq_len: 16\n  vocab: 128\n", "g.yaml");
+  ModelConfig g = read_model_section(gpt.child("model"), "g");
+  EXPECT_TRUE(error_of([&] { require_gpt_layer(g, gpt.child("model"), "Cerebras"); }).empty());
+}

@@ -36,6 +36,10 @@ double RunResult::mfu() const {
   return step_time() > 0 && plan.peak_flops > 0 ? plan.model_flops / devices() / step_time() / plan.peak_flops
                                                 : 0;
 }
+double RunResult::mfu_causal() const {
+  double flops = plan.model_flops_causal > 0 ? plan.model_flops_causal : plan.model_flops;
+  return step_time() > 0 && plan.peak_flops > 0 ? flops / devices() / step_time() / plan.peak_flops : 0;
+}
 double RunResult::hfu() const {
   return step_time() > 0 && plan.peak_flops > 0
              ? plan.hardware_flops / devices() / step_time() / plan.peak_flops

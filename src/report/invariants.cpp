@@ -112,6 +112,14 @@ void check_flops(const RunResult& r, Checker& c) {
   if (!at_most(p.model_flops, p.hardware_flops))
     c.fail("flops", "model FLOPs {:.6g} exceed the executed FLOPs {:.6g} (MFU {:.4f} > HFU {:.4f})",
            p.model_flops, p.hardware_flops, r.mfu(), r.hfu());
+  // Causal attention counts half the score FLOPs: never more than the full count nor the executed one.
+  if (p.model_flops_causal > 0 && !at_most(p.model_flops_causal, p.model_flops))
+    c.fail("flops",
+           "causal model FLOPs {:.6g} exceed the non-causal count {:.6g} (mfu_causal {:.4f} > mfu {:.4f})",
+           p.model_flops_causal, p.model_flops, r.mfu_causal(), r.mfu());
+  if (p.model_flops_causal > 0 && !at_most(p.model_flops_causal, p.hardware_flops))
+    c.fail("flops", "causal model FLOPs {:.6g} exceed the executed FLOPs {:.6g}", p.model_flops_causal,
+           p.hardware_flops);
   if (r.devices() <= 0 || !(p.peak_flops > 0)) return;
   double at_peak = p.hardware_flops / r.devices() / p.peak_flops;
   if (!at_most(at_peak, step))

@@ -47,6 +47,12 @@ std::string human_summary(const RunResult& r) {
     out += fmt::format(
         "  throughput   {:.1f} TFLOP/s per device   MFU {:.1f}%   HFU {:.1f}%   (peak {:.0f} TFLOP/s {})\n",
         r.tflops_per_device(), 100 * r.mfu(), 100 * r.hfu(), p.peak_flops / 1e12, r.setting("precision"));
+  // Which model-FLOP count MFU uses, and the causal one where the workload has attention to count.
+  if (p.peak_flops > 0 && p.model_flops_causal > 0 && p.model_flops_causal != p.model_flops)
+    out += fmt::format(
+        "  model FLOPs  MFU counts attention over the full s x s scores (Megatron SC21 Eq. 3); causal "
+        "(NVIDIA NeMo's count): MFU {:.1f}%\n",
+        100 * r.mfu_causal());
   if (!p.memory.empty()) {
     size_t worst = 0;
     for (size_t s = 0; s < p.memory.size(); ++s)

@@ -61,6 +61,7 @@ const std::vector<std::string>& summary_columns() {
       if (plan::is_late_column(cat)) c.push_back(category_column(cat));
     c.push_back("simulated_tasks");
     c.insert(c.end(), {"out_of_memory_tier", "memory_needed_GiB", "memory_available_GiB"});
+    c.push_back("mfu_causal");  // trailing: columns are only ever appended
     return c;
   }();
   return columns;
@@ -74,6 +75,7 @@ Row summary_row(const RunResult& r) {
       {"step_time_s", val(r.step_time())},
       {"tflops_per_device", val(r.tflops_per_device(), 5)},
       {"mfu", val(r.mfu(), 4)},
+      {"mfu_causal", val(r.mfu_causal(), 4)},
       {"memory_per_device_GiB", num(r.memory_per_device() / GiB, 4)},
       {"tokens_per_s", val(r.tokens_per_s())},
       {"status", r.status},

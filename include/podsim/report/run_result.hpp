@@ -42,7 +42,8 @@ struct RunResult {
   int devices() const { return plan.devices; }
   double step_time() const { return replay.makespan; }
   double tflops_per_device() const;
-  double mfu() const;
+  double mfu() const;         // model FLOPs with non-causal attention (StepPlan::model_flops)
+  double mfu_causal() const;  // with causal attention (StepPlan::model_flops_causal), <= mfu
   double hfu() const;
   double memory_per_device() const;  // peak over lanes, bytes
   // What did not fit in an out_of_memory run: memory_shortfall when the workload said, otherwise the

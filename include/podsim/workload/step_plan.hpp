@@ -35,7 +35,8 @@ struct StepPlan {
   int devices = 0;                      // devices the job occupies
   std::vector<MemoryBreakdown> memory;  // per lane of the graph (pipeline stage, device class), bytes
   double hardware_flops = 0;            // executed per step by the whole job (with recomputation)
-  double model_flops = 0;               // per step without recomputation
+  double model_flops = 0;               // per step without recomputation (attention: full s x s, SC21 Eq. 3)
+  double model_flops_causal = 0;        // the same counting causal attention (s^2 terms halved); 0 = as above
   double peak_flops = 0;                // per device, for the precision in use
   double tokens_per_step = 0;
   double samples_per_step = 0;  // sequences or examples

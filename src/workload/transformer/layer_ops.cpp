@@ -1,5 +1,6 @@
 #include "podsim/workload/transformer/layer_ops.hpp"
 
+#include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
@@ -10,7 +11,13 @@ using calibration::GemmShape;
 using network::CollectiveKind;
 
 struct Shapes {
-  double b, s, h, a, f, t, v, eb;
+  double b, s, h, f, t, v, eb;
+  double heads_per_rank;              // query heads a/t
+  double head_dim;                    // d
+  double qkv_width;                   // columns of this rank's QKV GEMM: (a + 2g) * d / t
+  double attention_width;             // this rank's attention output: a * d / t
+  double fc1_width;                   // columns of this rank's fc1: f/t, or 2f/t with SwiGLU (gate and up)
+  double quantize_bytes;              // per GEMM-input element quantized for an fp8 GEMM (0 otherwise)
   double accumulate_bytes_per_param;  // gradient accumulation traffic per parameter per microbatch
   double tokens;     // b*s/cp: the tokens of the micro-batch this rank holds (context parallelism splits s)
   double sp_tokens;  // tokens held per rank in the regions sequence parallelism splits
@@ -19,26 +26,30 @@ struct Shapes {
   // 2cp-1-i) gives every rank the same share, 1/cp, of the causal work.
   double q_len, kv_len;
   double attn;  // attention score elements per rank: b * (a/t) * q_len * kv_len
-  double head_dim;
 };
 
 Shapes shapes(const WorkloadConfig& w, int micro_batch) {
+  const auto& m = w.model;
   Shapes x{};
   x.b = micro_batch;
-  x.s = static_cast<double>(w.model.seq_len);
-  x.h = static_cast<double>(w.model.hidden);
-  x.a = static_cast<double>(w.model.heads);
-  x.f = static_cast<double>(w.model.ffn_hidden);
+  x.s = static_cast<double>(m.seq_len);
+  x.h = static_cast<double>(m.hidden);
+  x.f = static_cast<double>(m.ffn_hidden);
   x.t = w.parallel.tp;
-  x.v = static_cast<double>(w.model.vocab);
-  x.eb = element_bytes(w.training.precision);
+  x.v = static_cast<double>(m.vocab);
+  x.eb = activation_bytes(w.training);  // bf16 under fp8: only GEMM operands are quantized
+  x.heads_per_rank = static_cast<double>(m.heads) / x.t;
+  x.head_dim = static_cast<double>(m.dim());
+  x.qkv_width = static_cast<double>(m.heads + 2 * m.query_groups()) * x.head_dim / x.t;
+  x.attention_width = x.heads_per_rank * x.head_dim;
+  x.fc1_width = (m.mlp == Mlp::swiglu ? 2 : 1) * x.f / x.t;
+  x.quantize_bytes = quantize_bytes_per_element(w.training);
   double cp = w.parallel.cp;
   x.tokens = x.b * x.s / cp;
   x.sp_tokens = w.parallel.sequence_parallel ? x.tokens / x.t : x.tokens;
   x.q_len = x.s / cp;
   x.kv_len = x.s;
-  x.attn = x.b * (x.a / x.t) * x.q_len * x.kv_len;
-  x.head_dim = x.h / x.a;
+  x.attn = x.b * x.heads_per_rank * x.q_len * x.kv_len;
   // Summing this microbatch's weight gradients into the running total: read the new gradient and
   // read-modify-write the fp32 buffer (10 bytes), or read-modify-write in the parameter precision
   // (3 accesses, skipped for the first microbatch), or nothing when fused into the wgrad GEMM.
@@ -56,7 +67,7 @@ Shapes shapes(const WorkloadConfig& w, int micro_batch) {
 
 // The attention core: Q K^T, fused scale-mask-softmax, dropout on the probabilities, probabilities x V.
 void attention_core_forward(PassCost& p, const ComputeModel& cm, const Shapes& x) {
-  double heads = x.b * x.a / x.t;
+  double heads = x.b * x.heads_per_rank;
   double before = p.seconds;
   p.add(gemm_cost(cm, "attention scores (QK^T)", x.q_len, x.kv_len, x.head_dim, heads));
   p.add(memory_cost(cm, "scale-mask-softmax", 2 * x.attn * x.eb));
@@ -96,21 +107,75 @@ void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x, const
   }
 }
 
+// Transformer Engine quantizes each fp8 GEMM's inputs just before it (cast + amax, and the transposed
+// copy the wgrad GEMM needs on Hopper); nothing under bf16 or wider.
+void quantize(PassCost& p, const ComputeModel& cm, const char* name, const Shapes& x, double elements) {
+  if (x.quantize_bytes > 0) p.add(memory_cost(cm, name, elements * x.quantize_bytes));
+}
+
+const char* norm_name(const WorkloadConfig& w, bool backward) {
+  if (w.model.norm == Norm::rmsnorm) return backward ? "rmsnorm backward" : "rmsnorm";
+  return backward ? "layernorm backward" : "layernorm";
+}
+
+// The MLP activation on this rank's fc1 output: GeLU and squared ReLU read f and write f elements; SwiGLU
+// reads the gate and up halves (2f) and writes their product (f).
+OpCost mlp_activation(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
+  double out = x.tokens * x.f / x.t;
+  bool bias = w.model.linear_bias;
+  switch (w.model.mlp) {
+    case Mlp::swiglu: return memory_cost(cm, bias ? "bias-SwiGLU" : "SwiGLU", 3 * out * x.eb);
+    case Mlp::squared_relu:
+      return memory_cost(cm, bias ? "bias-squared-ReLU" : "squared ReLU", 2 * out * x.eb);
+    case Mlp::gelu:
+    default: return memory_cost(cm, bias ? "bias-GeLU" : "GeLU", 2 * out * x.eb);
+  }
+}
+
+// Its backward: read the output gradient and the saved input(s), write the input gradient(s); with biases,
+// one more pass reduces the bias gradient.
+OpCost mlp_activation_backward(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
+  double out = x.tokens * x.f / x.t;
+  bool bias = w.model.linear_bias;
+  double inputs = w.model.mlp == Mlp::swiglu ? 2 : 1;
+  double bytes = (1 + 2 * inputs) * out * x.eb + (bias ? inputs * out * x.eb : 0);
+  switch (w.model.mlp) {
+    case Mlp::swiglu: return memory_cost(cm, bias ? "bias-SwiGLU backward" : "SwiGLU backward", bytes);
+    case Mlp::squared_relu:
+      return memory_cost(cm, bias ? "bias-squared-ReLU backward" : "squared ReLU backward", bytes);
+    case Mlp::gelu:
+    default: return memory_cost(cm, bias ? "bias-GeLU backward" : "GeLU backward", bytes);
+  }
+}
+
+// Rotary embeddings rotate this rank's Q and K in place (read and write), forward and backward alike.
+void rotary(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x, const char* name) {
+  if (w.model.position_embedding != PositionEmbedding::rope) return;
+  double qk = x.tokens * (x.qkv_width - (x.qkv_width - x.attention_width) / 2);  // Q and K of (Q, K, V)
+  p.add(memory_cost(cm, name, 2 * qk * x.eb));
+}
+
 PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
   PassCost p;
   double E = x.sp_tokens * x.h;  // elements in the residual stream held by this rank
+  const char* residual = w.model.linear_bias ? "bias-dropout-add" : "dropout-add";
   LinearSeconds linear;
-  p.add(memory_cost(cm, "layernorm", 2 * E * x.eb));
-  timed(p, linear.qkv, [&] { p.add(gemm_cost(cm, "QKV projection", x.tokens, 3 * x.h / x.t, x.h)); });
+  p.add(memory_cost(cm, norm_name(w, false), 2 * E * x.eb));
+  quantize(p, cm, "QKV input quantize (fp8)", x, x.tokens * x.h);
+  timed(p, linear.qkv, [&] { p.add(gemm_cost(cm, "QKV projection", x.tokens, x.qkv_width, x.h)); });
+  rotary(p, w, cm, x, "rotary embedding");
   attention_core_forward(p, cm, x);
+  quantize(p, cm, "output projection input quantize (fp8)", x, x.tokens * x.attention_width);
   timed(p, linear.proj,
-        [&] { p.add(gemm_cost(cm, "attention output projection", x.tokens, x.h, x.h / x.t)); });
-  p.add(memory_cost(cm, "bias-dropout-add", E * (3 * x.eb + 1)));
-  p.add(memory_cost(cm, "layernorm", 2 * E * x.eb));
-  timed(p, linear.fc1, [&] { p.add(gemm_cost(cm, "MLP fc1", x.tokens, x.f / x.t, x.h)); });
-  p.add(memory_cost(cm, "bias-GeLU", 2 * x.tokens * x.f / x.t * x.eb));
+        [&] { p.add(gemm_cost(cm, "attention output projection", x.tokens, x.h, x.attention_width)); });
+  p.add(memory_cost(cm, residual, E * (3 * x.eb + 1)));
+  p.add(memory_cost(cm, norm_name(w, false), 2 * E * x.eb));
+  quantize(p, cm, "MLP fc1 input quantize (fp8)", x, x.tokens * x.h);
+  timed(p, linear.fc1, [&] { p.add(gemm_cost(cm, "MLP fc1", x.tokens, x.fc1_width, x.h)); });
+  p.add(mlp_activation(w, cm, x));
+  quantize(p, cm, "MLP fc2 input quantize (fp8)", x, x.tokens * x.f / x.t);
   timed(p, linear.fc2, [&] { p.add(gemm_cost(cm, "MLP fc2", x.tokens, x.h, x.f / x.t)); });
-  p.add(memory_cost(cm, "bias-dropout-add", E * (3 * x.eb + 1)));
+  p.add(memory_cost(cm, residual, E * (3 * x.eb + 1)));
   tp_collectives(p, w, x, linear);
   return p;
 }
@@ -118,21 +183,26 @@ PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sha
 PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
   PassCost p;
   double E = x.sp_tokens * x.h;
-  double heads = x.b * x.a / x.t;
+  double heads = x.b * x.heads_per_rank;
+  const char* residual = w.model.linear_bias ? "bias-dropout-add backward" : "dropout-add backward";
   // The backward collective of a linear layer overlaps its dgrad and wgrad GEMMs (TE pipelines the
   // all-gather of dY with dgrad and runs the reduce-scatter of dX during wgrad).
   LinearSeconds linear;
-  // In reverse order of the forward pass.
-  p.add(memory_cost(cm, "bias-dropout-add backward", E * (2 * x.eb + 1) + 3 * E * x.eb));
+  // In reverse order of the forward pass; each fp8 GEMM's output gradient is quantized first.
+  p.add(memory_cost(cm, residual, E * (2 * x.eb + 1) + 3 * E * x.eb));
+  quantize(p, cm, "MLP fc2 grad quantize (fp8)", x, x.tokens * x.h);
   timed(p, linear.fc2,
         [&] { linear_backward(p, cm, "MLP fc2 dgrad", "MLP fc2 wgrad", x.tokens, x.h, x.f / x.t); });
-  p.add(memory_cost(cm, "bias-GeLU backward", 3 * x.tokens * x.f / x.t * x.eb + x.tokens * x.f / x.t * x.eb));
+  p.add(mlp_activation_backward(w, cm, x));
+  quantize(p, cm, "MLP fc1 grad quantize (fp8)", x, x.tokens * x.fc1_width);
   timed(p, linear.fc1,
-        [&] { linear_backward(p, cm, "MLP fc1 dgrad", "MLP fc1 wgrad", x.tokens, x.f / x.t, x.h); });
-  p.add(memory_cost(cm, "layernorm backward", 3 * E * x.eb));
-  p.add(memory_cost(cm, "bias-dropout-add backward", E * (2 * x.eb + 1) + 3 * E * x.eb));
+        [&] { linear_backward(p, cm, "MLP fc1 dgrad", "MLP fc1 wgrad", x.tokens, x.fc1_width, x.h); });
+  p.add(memory_cost(cm, norm_name(w, true), 3 * E * x.eb));
+  p.add(memory_cost(cm, residual, E * (2 * x.eb + 1) + 3 * E * x.eb));
+  quantize(p, cm, "output projection grad quantize (fp8)", x, x.tokens * x.h);
   timed(p, linear.proj, [&] {
-    linear_backward(p, cm, "output projection dgrad", "output projection wgrad", x.tokens, x.h, x.h / x.t);
+    linear_backward(p, cm, "output projection dgrad", "output projection wgrad", x.tokens, x.h,
+                    x.attention_width);
   });
   // (softmax) V: dP = dO V^T [q x kv, k = d], dV = P^T dO [kv x d, k = q].
   double attention_start = p.seconds;
@@ -144,10 +214,11 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
   p.add(gemm_cost(cm, "attention scores dgrad Q", x.q_len, x.head_dim, x.kv_len, heads));
   p.add(gemm_cost(cm, "attention scores dgrad K", x.kv_len, x.head_dim, x.q_len, heads));
   p.attention_seconds += p.seconds - attention_start;
-  timed(p, linear.qkv,
-        [&] { linear_backward(p, cm, "QKV dgrad", "QKV wgrad", x.tokens, 3 * x.h / x.t, x.h); });
-  p.add(memory_cost(cm, "QKV bias grad", x.tokens * 3 * x.h / x.t * x.eb));
-  p.add(memory_cost(cm, "layernorm backward", 3 * E * x.eb));
+  rotary(p, w, cm, x, "rotary embedding backward");
+  quantize(p, cm, "QKV grad quantize (fp8)", x, x.tokens * x.qkv_width);
+  timed(p, linear.qkv, [&] { linear_backward(p, cm, "QKV dgrad", "QKV wgrad", x.tokens, x.qkv_width, x.h); });
+  if (w.model.linear_bias) p.add(memory_cost(cm, "QKV bias grad", x.tokens * x.qkv_width * x.eb));
+  p.add(memory_cost(cm, norm_name(w, true), 3 * E * x.eb));
   if (x.accumulate_bytes_per_param > 0)
     p.add(memory_cost(cm, "weight-gradient accumulation",
                       layer_params(w.model) / x.t * x.accumulate_bytes_per_param));
@@ -212,7 +283,10 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
   double logits = x.tokens * x.v / x.t;  // elements of this rank's vocabulary shard
   // Embedding: vocab-parallel lookup, all-reduce (or reduce-scatter) over TP, + position, dropout.
   c.embedding_forward.add(memory_cost(cm, "embedding lookup", 2 * x.tokens * x.h * x.eb));
-  c.embedding_forward.add(memory_cost(cm, "position embedding + dropout", E * (5 * x.eb + 1)));
+  if (w.model.position_embedding == PositionEmbedding::learned)
+    c.embedding_forward.add(memory_cost(cm, "position embedding + dropout", E * (5 * x.eb + 1)));
+  else  // rotary positions are applied to Q and K in each layer; here only the dropout
+    c.embedding_forward.add(memory_cost(cm, "embedding dropout", E * (2 * x.eb + 1)));
   if (w.parallel.tp > 1)
     c.embedding_forward.tp.push_back(
         {w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
@@ -227,7 +301,8 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
 
   // Output layer: final layer norm, logits against the (tied) embedding, vocab-parallel cross-entropy in fp32
   // (convert, max, exp, sum, normalize), and its backward.
-  c.output_forward.add(memory_cost(cm, "final layernorm", 2 * E * x.eb));
+  bool rms = w.model.norm == Norm::rmsnorm;
+  c.output_forward.add(memory_cost(cm, rms ? "final rmsnorm" : "final layernorm", 2 * E * x.eb));
   if (w.parallel.tp > 1 && w.parallel.sequence_parallel)
     c.output_forward.tp.push_back({CollectiveKind::all_gather, x.tokens * x.h * x.eb});
   c.output_forward.add(gemm_cost(cm, "logits", x.tokens, x.v / x.t, x.h));
@@ -236,8 +311,12 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
     for (int i = 0; i < 3; ++i) c.output_forward.tp.push_back({CollectiveKind::all_reduce, x.tokens * 4});
   c.output_backward.add(memory_cost(cm, "cross-entropy backward", logits * (4 + 4 + 4 + x.eb)));
   linear_backward(c.output_backward, cm, "logits dgrad", "logits wgrad", x.tokens, x.v / x.t, x.h);
-  c.output_backward.add(memory_cost(cm, "final layernorm backward", 3 * E * x.eb));
-  if (x.accumulate_bytes_per_param > 0 && w.parallel.pp > 1)  // the last stage's copy of the tied embedding
+  c.output_backward.add(
+      memory_cost(cm, rms ? "final rmsnorm backward" : "final layernorm backward", 3 * E * x.eb));
+  // The output layer's weight gradient: its own (untied), or the last stage's copy of the tied embedding
+  // (on the first stage's when pp = 1, summed with the embedding's own gradient above).
+  bool own_output_weights = !w.model.tied_embeddings || w.parallel.pp > 1;
+  if (x.accumulate_bytes_per_param > 0 && own_output_weights)
     c.output_backward.add(memory_cost(cm, "output embedding gradient accumulation",
                                       x.v * x.h / x.t * x.accumulate_bytes_per_param));
   if (w.parallel.tp > 1)

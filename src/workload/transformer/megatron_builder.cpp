@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
 #include "megatron_step_builder.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
@@ -67,6 +69,7 @@ StepPlan StepBuilder::describe() {
   plan.hardware_flops =
       hardware_flops(w_.model, static_cast<double>(w_.training.global_batch), w_.training.recompute);
   plan.model_flops = model_flops(w_.model, static_cast<double>(w_.training.global_batch));
+  plan.model_flops_causal = model_flops_causal(w_.model, static_cast<double>(w_.training.global_batch));
   plan.settings = settings();
   plan.description = description();
   plan.notes = notes();
@@ -290,6 +293,7 @@ std::unique_ptr<WorkloadModel> make_megatron_model(const ConfigNode& root, const
                                                    const topology::Topology& topo) {
   WorkloadConfig w = read_transformer_workload(root, topo.compute_device_count(), topo.devices_per_node);
   check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
+  warn_inconsistent_derived_keys(root.child("model"), w.model, std::cerr);
   w.kind = "transformer_lm";
   w.file = file;
   return std::make_unique<MegatronModel>(std::move(w), topo);

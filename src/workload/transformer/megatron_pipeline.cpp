@@ -3,6 +3,7 @@
 #include "megatron_step_builder.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/workload/pipeline_assembly.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
 
 namespace podsim::workload::megatron {
 
@@ -18,8 +19,10 @@ void StepBuilder::build_pipeline() {
 
 // The activations one rank sends to the next stage: its s/cp tokens of the micro-batch.
 double StepBuilder::activation_bytes() const {
+  // Its s/cp tokens of the micro-batch; activations travel in bf16 under an fp8 GEMM format
+  // (precision_bytes.hpp).
   return static_cast<double>(mb_) * w_.model.seq_len / layout_.cp * w_.model.hidden *
-         element_bytes(w_.training.precision);
+         workload::activation_bytes(w_.training);
 }
 
 int StepBuilder::transfer_plan(int from, int to) {

@@ -5,6 +5,7 @@
 
 #include "podsim/workload/transformer/context_parallel.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
@@ -16,27 +17,61 @@ double stage_params(const WorkloadConfig& w, int stage) {
   double per_layer = layer_params(m) / t;
   double params = per_layer * (m.layers / p.pp);
   double word_embedding = static_cast<double>(m.vocab) * m.hidden / t;
-  if (stage == 0) params += word_embedding + static_cast<double>(m.seq_len) * m.hidden;
+  // Learned positions are replicated over tp; RoPE has none (embedding_params counts them).
+  if (stage == 0) params += embedding_params(m) - word_embedding * t + word_embedding;
   if (stage == p.pp - 1) {
-    params += 2.0 * m.hidden;                // final layer norm
-    if (p.pp > 1) params += word_embedding;  // tied output embedding copy on the last stage
+    params += final_norm_params(m);
+    // The output layer: its own weights when untied; when tied, the last stage's copy of the embedding.
+    if (!m.tied_embeddings || p.pp > 1) params += word_embedding;
   }
   return params;
 }
 
+namespace {
+
+// Activation bytes one layer stores for its backward, from the tensors each op saves (Korthikanti et al.
+// Sec. 4.1, which counts 34*s*b*h + 5*a*s^2*b bytes at 16 bits for GPT): `replicated` over the tensor-
+// parallel ranks (norm inputs, dropout masks, the inputs of the QKV and fc1 GEMMs), `split` over them (Q, K,
+// V, the output projection and fc2 inputs, the MLP activation's input), `scores` (softmax output, dropout
+// mask and output, per query head).
+struct LayerActivations {
+  double replicated = 0, split = 0, scores = 0;
+};
+
+LayerActivations layer_activations(const WorkloadConfig& w, int micro_batch) {
+  const auto& m = w.model;
+  double sb = static_cast<double>(m.seq_len) / w.parallel.cp * micro_batch, h = m.hidden,
+         ab = activation_bytes(w.training);
+  double a = m.heads, g = m.query_groups(), d = m.dim(), f = m.ffn_hidden;
+  constexpr double kMask = 1;  // dropout masks: one byte per element
+  // GEMM inputs saved for the wgrad GEMM: under fp8 Transformer Engine keeps their quantized copy (1 byte),
+  // not the bf16 tensor; the attention core's Q, K, V, norm inputs and the MLP activation's input stay bf16.
+  double gemm_in =
+      is_fp8_family(w.training.precision) ? topology::bytes_per_element(w.training.precision) : ab;
+  LayerActivations x;
+  x.replicated = sb * h * (2 * ab + 2 * kMask + 2 * gemm_in);  // norm inputs, masks, QKV and fc1 inputs
+  double mlp_input = m.mlp == Mlp::swiglu ? 2 * f : f;         // SwiGLU keeps the gate and up halves
+  x.split = sb * (ab * ((a + 2 * g) * d + mlp_input) + gemm_in * (a * d + f));  // + out-proj, fc2 inputs
+  x.scores = sb * m.seq_len * a * (2 * ab + kMask);
+  return x;
+}
+
+}  // namespace
+
 double layer_activation_bytes(const WorkloadConfig& w, int micro_batch, Recompute recompute) {
-  // Korthikanti et al. Table 2 (16-bit activations, 1-byte dropout masks), scaled for other precisions.
-  // With context parallelism a rank holds s/cp tokens (sbh / cp), and its attention scores are its
-  // queries against the whole sequence: the 5as/h factor keeps the full s.
-  double s = w.model.seq_len, b = micro_batch, h = w.model.hidden, a = w.model.heads, t = w.parallel.tp;
-  double scale = element_bytes(w.training.precision) / 2.0;
+  // With context parallelism a rank holds s/cp tokens, and its attention scores are its queries against
+  // the whole sequence (layer_activations keeps the full s there).
+  double t = w.parallel.tp;
   bool sp = w.parallel.sequence_parallel;
-  double sbh = s / w.parallel.cp * b * h;
+  LayerActivations x = layer_activations(w, micro_batch);
+  double sbh_bytes = static_cast<double>(w.model.seq_len) / w.parallel.cp * micro_batch * w.model.hidden *
+                     activation_bytes(w.training);
+  double replicated = sp ? x.replicated / t : x.replicated;
   switch (recompute) {
-    case Recompute::full: return (sp ? 2 * sbh / t : 2 * sbh) * scale;
-    case Recompute::selective: return (sp ? 34 * sbh / t : sbh * (10 + 24 / t)) * scale;
+    case Recompute::full: return sp ? sbh_bytes / t : sbh_bytes;  // the layer's input checkpoint
+    case Recompute::selective: return replicated + x.split / t;
     case Recompute::none:
-    default: return (sp ? sbh / t * (34 + 5 * a * s / h) : sbh * (10 + 24 / t + 5 * a * s / (h * t))) * scale;
+    default: return replicated + (x.split + x.scores) / t;
   }
 }
 
@@ -72,8 +107,8 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
                                           const std::vector<int>& peak_in_flight,
                                           const calibration::DeviceProfile& profile) {
   const auto& p = w.parallel;
-  double eb = element_bytes(w.training.precision);
-  double dp = zero_shard_ranks(p);  // ZeRO divides by the shard group
+  double eb = activation_bytes(w.training);
+  double dp = zero_shard_ranks(p);  // ZeRO divides by the shard group (x cp)
   long long chunks = static_cast<long long>(p.pp) * virtual_stages;
   if (virtual_stages < 1 || w.model.layers % chunks)
     throw std::logic_error("stage_memory: the layers do not split evenly into pp x virtual_stages chunks");
@@ -86,7 +121,7 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
   for (int s = 0; s < p.pp; ++s) {
     double params = stage_params(w, s);
     MemoryBreakdown mb;
-    mb.weights = params * eb / (p.zero >= 3 ? dp : 1);
+    mb.weights = params * weight_bytes(w.training) / (p.zero >= 3 ? dp : 1);
     mb.gradients = params * w.training.main_grad_bytes / (p.zero >= 2 ? dp : 1);
     double optimizer_per_param = eb < 4 ? 12 : 8;  // fp32 master copy (mixed precision) + Adam m and v
     mb.optimizer = params * optimizer_per_param / (p.zero >= 1 ? dp : 1);

@@ -9,6 +9,8 @@
 #include "podsim/core/error.hpp"
 #include "podsim/network/collective_registry.hpp"
 #include "podsim/workload/bounded_reads.hpp"
+#include "podsim/workload/transformer/model_checks.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -86,6 +88,14 @@ const char* to_string(CpAlgorithm a) {
   return kCpAlgorithmNames.name(a);
 }
 
+const char* to_string(Mlp m) {
+  return kMlpNames.name(m);
+}
+
+const char* to_string(Norm n) {
+  return kNormNames.name(n);
+}
+
 ModelConfig read_model_section(const ConfigNode& model, const std::string& name) {
   ModelConfig m;
   m.name = name;
@@ -95,7 +105,16 @@ ModelConfig read_model_section(const ConfigNode& model, const std::string& name)
   m.ffn_hidden = model.positive_integer_or("ffn_hidden", 4 * m.hidden);
   m.seq_len = model.positive_integer("seq_len");
   m.vocab = model.positive_integer("vocab");
+  m.kv_heads = model.positive_integer_or("kv_heads", m.heads);
+  m.head_dim = model.positive_integer_or("head_dim", m.hidden / m.heads);
+  m.mlp = choice_or(model, "mlp", kMlpNames, Mlp::gelu);
+  m.norm = choice_or(model, "norm", kNormNames, Norm::layernorm);
+  m.tied_embeddings = model.boolean_or("tied_embeddings", true);
+  m.position_embedding =
+      choice_or(model, "position_embedding", kPositionEmbeddingNames, PositionEmbedding::learned);
+  m.linear_bias = model.boolean_or("linear_bias", true);
   model.reject_unknown_keys();
+  validate_model_shape(m, model);
   return m;
 }
 
@@ -123,7 +142,10 @@ Recompute read_recompute(const ConfigNode& train) {
 
 double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision) {
   std::string grad = train.choice_or("grad_reduce_precision", {"same", "fp32", "fp16", "bf16"}, "same");
-  return grad == "same" ? topology::bytes_per_element(precision) : grad == "fp32" ? 4 : 2;
+  // "same" = the gradients' precision: bf16 under an fp8 GEMM format (precision_bytes.hpp).
+  TrainingConfig t;
+  t.precision = precision;
+  return grad == "same" ? activation_bytes(t) : grad == "fp32" ? 4 : 2;
 }
 
 GradAccumulation read_grad_accumulation(const ConfigNode& train) {
@@ -178,9 +200,8 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.training.recompute = read_recompute(train);
   w.training.grad_reduce_bytes = read_grad_reduce_bytes(train, w.training.precision);
   w.training.grad_accumulation = read_grad_accumulation(train);
-  w.training.main_grad_bytes = w.training.grad_accumulation == GradAccumulation::same
-                                   ? topology::bytes_per_element(w.training.precision)
-                                   : 4;
+  w.training.main_grad_bytes =
+      w.training.grad_accumulation == GradAccumulation::same ? activation_bytes(w.training) : 4;
   train.reject_unknown_keys();
 
   if (w.parallel.dp == 0) {
@@ -212,14 +233,9 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
         fmt::format("tp*pp*dp = {}*{}*{} = {} devices, but the topology has {}; lower a degree or add nodes "
                     "(--set topology.nodes=N)",
                     p.tp, p.pp, p.dp, total, devices));
-  if (m.heads % p.tp)
-    model.fail("heads", fmt::format("{} attention heads cannot be split over tp={}; tp must divide the heads "
-                                    "(valid tp: {})",
-                                    m.heads, p.tp, divisors_up_to(m.heads, 64)));
+  validate_model_split(m, model, p.tp);
   if (m.ffn_hidden % p.tp)
     model.fail("ffn_hidden", fmt::format("ffn_hidden {} is not divisible by tp={}", m.ffn_hidden, p.tp));
-  if (m.hidden % m.heads)
-    model.fail("hidden", fmt::format("hidden {} is not divisible by heads {}", m.hidden, m.heads));
   if (m.vocab % p.tp)
     model.fail(
         "vocab",

@@ -1,26 +1,59 @@
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
+namespace {
+
+// Matrices of the MLP, each h x f: fc1 and fc2, plus the gate of SwiGLU (fused into fc1 in Megatron-Core).
+double mlp_matrices(const ModelConfig& m) {
+  return m.mlp == Mlp::swiglu ? 3 : 2;
+}
+
+double norm_params(const ModelConfig& m) {
+  return m.norm == Norm::layernorm ? 2.0 * m.hidden : 1.0 * m.hidden;  // scale (+ bias)
+}
+
+// Weights of the GEMMs of one layer (what a token multiplies through): Q, K, V, output projection, MLP.
+double layer_gemm_weights(const ModelConfig& m) {
+  double h = m.hidden, a = m.heads, g = m.query_groups(), d = m.dim(), f = m.ffn_hidden;
+  return h * (a + 2 * g) * d + a * d * h + mlp_matrices(m) * h * f;
+}
+
+// Score and value FLOPs of one layer's forward per sequence: Q K^T and (softmax) V over all query heads.
+double attention_flops_per_sequence(const ModelConfig& m, bool causal) {
+  double s = m.seq_len;
+  return 2.0 * 2.0 * s * s * m.heads * m.dim() * (causal ? 0.5 : 1.0);
+}
+
+}  // namespace
 
 double layer_params(const ModelConfig& m) {
-  double h = m.hidden, f = m.ffn_hidden;
-  // QKV (3h^2 + 3h), projection (h^2 + h), fc1 (h f + f), fc2 (f h + h), two layer norms (4h).
-  return 4 * h * h + 2 * h * f + 3 * h + h + f + h + 4 * h;
+  double h = m.hidden, a = m.heads, g = m.query_groups(), d = m.dim(), f = m.ffn_hidden;
+  double biases = 0;
+  if (m.linear_bias)  // QKV, output projection, fc1 (2f wide for SwiGLU), fc2
+    biases = (a + 2 * g) * d + h + (mlp_matrices(m) - 1) * f + h;
+  return layer_gemm_weights(m) + biases + 2 * norm_params(m);
 }
 
 double embedding_params(const ModelConfig& m) {
-  return static_cast<double>(m.vocab) * m.hidden + static_cast<double>(m.seq_len) * m.hidden;
+  double positions = m.position_embedding == PositionEmbedding::learned ? static_cast<double>(m.seq_len) : 0;
+  return (static_cast<double>(m.vocab) + positions) * m.hidden;
+}
+
+double output_layer_params(const ModelConfig& m) {
+  return m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * m.hidden;
+}
+
+double final_norm_params(const ModelConfig& m) {
+  return norm_params(m);
 }
 
 double total_params(const ModelConfig& m) {
-  return m.layers * layer_params(m) + embedding_params(m) + 2.0 * m.hidden;  // + final layer norm
+  return m.layers * layer_params(m) + embedding_params(m) + final_norm_params(m) + output_layer_params(m);
 }
 
-double layer_forward_flops(const ModelConfig& m, double sequences) {
-  double tokens = sequences * m.seq_len, h = m.hidden, f = m.ffn_hidden, s = m.seq_len;
-  double gemms = 2 * tokens * (3 * h * h + h * h + 2 * h * f);  // QKV, projection, fc1, fc2
-  double attention = 2 * 2 * tokens * s * h;                    // Q K^T and (softmax) V
-  return gemms + attention;
+double layer_forward_flops(const ModelConfig& m, double sequences, bool causal) {
+  double tokens = sequences * m.seq_len;
+  return 2 * tokens * layer_gemm_weights(m) + sequences * attention_flops_per_sequence(m, causal);
 }
 
 double logits_forward_flops(const ModelConfig& m, double sequences) {
@@ -36,11 +69,16 @@ double model_flops(const ModelConfig& m, double global_batch) {
   return 3 * m.layers * layer_forward_flops(m, global_batch) + 3 * logits_forward_flops(m, global_batch);
 }
 
+double model_flops_causal(const ModelConfig& m, double global_batch) {
+  return 3 * m.layers * layer_forward_flops(m, global_batch, true) +
+         3 * logits_forward_flops(m, global_batch);
+}
+
 double hardware_flops(const ModelConfig& m, double global_batch, Recompute recompute) {
   double flops = model_flops(m, global_batch);
   if (recompute == Recompute::full) flops += m.layers * layer_forward_flops(m, global_batch);
   if (recompute == Recompute::selective)  // only the attention core (Q K^T, softmax, (softmax) V) is redone
-    flops += m.layers * 4.0 * global_batch * m.seq_len * m.seq_len * m.hidden;
+    flops += m.layers * global_batch * attention_flops_per_sequence(m, false);
   return flops;
 }
 

@@ -8,6 +8,7 @@
 #include "podsim/network/collective_registry.hpp"
 #include "podsim/topology/wafer_cluster.hpp"
 #include "podsim/workload/bounded_reads.hpp"
+#include "podsim/workload/transformer/model_checks.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
@@ -82,6 +83,7 @@ CerebrasWorkload read_cerebras_workload(const ConfigNode& root, const topology::
   w.name = read_document_name(root);
   ConfigNode model = root.child("model");
   w.model = read_model_section(model, w.name);
+  require_gpt_layer(w.model, model, "Cerebras");
   if (w.model.hidden % w.model.heads)
     model.fail("hidden",
                fmt::format("hidden {} is not divisible by heads {}", w.model.hidden, w.model.heads));

@@ -2,7 +2,10 @@
 // These are the YAML keys of the CLI contract (model.*, parallel.*, training.*).
 #pragma once
 
+#include <iosfwd>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "podsim/topology/device_spec.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
@@ -13,9 +16,32 @@ class ConfigNode;
 
 namespace podsim::workload {
 
+// The MLP of a layer: GPT's GeLU (fc1, fc2), Llama's SwiGLU (gate and up projections, fused into one fc1 of
+// width 2f in Megatron-Core, then fc2: three h x f matrices), Nemotron's squared ReLU (two matrices).
+enum class Mlp { gelu, swiglu, squared_relu };
+inline constexpr auto kMlpNames =
+    name_table<Mlp>({{Mlp::gelu, "gelu"}, {Mlp::swiglu, "swiglu"}, {Mlp::squared_relu, "squared_relu"}});
+enum class Norm { layernorm, rmsnorm };  // LayerNorm has a scale and a bias (2h), RMSNorm a scale (h)
+inline constexpr auto kNormNames =
+    name_table<Norm>({{Norm::layernorm, "layernorm"}, {Norm::rmsnorm, "rmsnorm"}});
+enum class PositionEmbedding { learned, rope };  // learned: a seq_len x h table; rope: no parameters
+inline constexpr auto kPositionEmbeddingNames = name_table<PositionEmbedding>(
+    {{PositionEmbedding::learned, "learned"}, {PositionEmbedding::rope, "rope"}});
+
 struct ModelConfig {
   std::string name;
   long long layers = 0, hidden = 0, heads = 0, ffn_hidden = 0, seq_len = 0, vocab = 0;
+  // Grouped-query attention: key/value heads (query groups); 0 = heads (multi-head attention). head_dim
+  // 0 = hidden/heads. read_model_section fills both; query_groups() / dim() read them either way.
+  long long kv_heads = 0, head_dim = 0;
+  Mlp mlp = Mlp::gelu;
+  Norm norm = Norm::layernorm;
+  bool tied_embeddings = true;  // output layer shares the word embedding (GPT); Llama has its own
+  PositionEmbedding position_embedding = PositionEmbedding::learned;
+  bool linear_bias = true;  // biases on every linear layer (GPT-3); Llama and Nemotron have none
+
+  long long query_groups() const { return kv_heads > 0 ? kv_heads : heads; }
+  long long dim() const { return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0); }
 };
 
 enum class Recompute { none, selective, full };
@@ -37,6 +63,8 @@ inline constexpr auto kCpAlgorithmNames =
 
 const char* to_string(Recompute r);
 const char* to_string(CpAlgorithm a);
+const char* to_string(Mlp m);
+const char* to_string(Norm n);
 const char* to_string(GradAccumulation g);
 
 struct ParallelConfig {
@@ -96,6 +124,9 @@ Recompute read_recompute(const ConfigNode& train);
 // peak for `precision`, so that `fp8` on an A100 is reported where it was written.
 void check_precision_on_device(const ConfigNode& train, topology::Precision precision,
                                const topology::DeviceSpec& device, const std::string& topology_file);
+// Warnings (to `out`) for each key the file states explicitly that an override of a key it is derived
+// from (hidden, heads) left inconsistent: e.g. --set model.hidden=6144 on a file with ffn_hidden: 49152.
+void warn_inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& m, std::ostream& out);
 double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision);
 GradAccumulation read_grad_accumulation(const ConfigNode& train);
 

@@ -1,0 +1,24 @@
+#include "podsim/workload/transformer/precision_bytes.hpp"
+
+namespace podsim::workload {
+
+bool is_fp8_family(topology::Precision p) {
+  return p == topology::Precision::fp8;  // the kernels work adds fp8_block, mxfp8 and nvfp4 here
+}
+
+double activation_bytes(const TrainingConfig& t) {
+  return is_fp8_family(t.precision) ? 2.0 : topology::bytes_per_element(t.precision);
+}
+
+double weight_bytes(const TrainingConfig& t) {
+  double copy = is_fp8_family(t.precision) ? topology::bytes_per_element(t.precision) : 0.0;
+  return activation_bytes(t) + copy;
+}
+
+double quantize_bytes_per_element(const TrainingConfig& t) {
+  if (!is_fp8_family(t.precision)) return 0;
+  double q = topology::bytes_per_element(t.precision);
+  return activation_bytes(t) + 2 * q;  // read bf16; write the quantized copy and its transpose
+}
+
+}  // namespace podsim::workload

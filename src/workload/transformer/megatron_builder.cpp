@@ -44,6 +44,10 @@ StepPlan StepBuilder::describe() {
   rates.hbm_bandwidth = topo_.device.hbm_bandwidth;
   rates.sm_count = topo_.device.sm_count;
   rates.element_bytes = element_bytes(w_.training.precision);
+  rates.format = topology::to_string(w_.training.precision);
+  // Attention stays in 16 bits under the fp8 formats (NeMo: fp8_dot_product_attention off by default).
+  if (topology::bytes_per_element(w_.training.precision) < 2)
+    rates.attention_peak_flops = topo_.device.peak(topology::Precision::bf16);
   cm_.emplace(topo_.device_profile, rates);
   plan.peak_flops = rates.peak_flops;
   layer_ = layer_costs(w_, mb_, *cm_);

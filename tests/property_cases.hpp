@@ -128,6 +128,11 @@ inline Case transformer_on_gpus(Rng& r) {
     set("parallel.cp_algorithm", r.pick<std::string>({"ring", "all_gather"}));
   }
   if (sequence_parallel && r.chance(0.5)) set("parallel.tp_overlap", "true");
+  // The attention kernel: auto (flash on Hopper and newer), or either one explicitly where the device
+  // profile has the fused kernel's efficiencies (not the V100 of the DGX-2H).
+  std::string attention = r.pick<std::string>({"auto", "auto", "unfused", "flash"});
+  if (attention == "flash" && c.topology.find("dgx2h") != std::string::npos) attention = "unfused";
+  if (attention != "auto") set("training.attention", attention);
   return c;
 }
 

@@ -44,7 +44,10 @@ Overrides llama_like(Overrides extra = {}) {
                  {"training.global_batch", "4"},
                  {"training.micro_batch", "1"},
                  {"training.precision", "bf16"},
-                 {"training.recompute", "selective"}};
+                 {"training.recompute", "selective"},
+                 // These tests count the unfused kernels one by one (the flash path is one kernel,
+                 // tests/test_flash_attention.cpp).
+                 {"training.attention", "unfused"}};
   o.insert(o.end(), extra.begin(), extra.end());
   return o;
 }

@@ -36,9 +36,9 @@ TEST(FitCommands, PeakTflopsInTeraFlops) {
 // A dtype podsim has no precision for used to get 2-byte operands silently; now it is named as bad input.
 TEST(FitCommands, PeakTflopsRejectsUnknownDtype) {
   auto msg = error_of([] { fit::parse_peak_tflops({"int8=1979"}); });
-  EXPECT_NE(
-      msg.find("--peak-tflops int8=1979: unknown precision 'int8' (valid: fp32, tf32, fp16, bf16, fp8)"),
-      std::string::npos)
+  EXPECT_NE(msg.find("--peak-tflops int8=1979: unknown precision 'int8' (valid: fp32, tf32, fp16, bf16, fp8, "
+                     "fp8_block, mxfp8, nvfp4)"),
+            std::string::npos)
       << msg;
   msg = error_of([] { fit::parse_peak_tflops({"bf16=-3"}); });
   EXPECT_NE(msg.find("expected DTYPE=TFLOPS"), std::string::npos) << msg;

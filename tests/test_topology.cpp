@@ -101,14 +101,14 @@ TEST(Loader, ProfilePathsThatAreEmptyOrDirectoriesNameFileLineAndField) {
   };
   std::string fabric = "fabric_profile: ../calibration/profiles/nccl-dgx-a100.yaml";
   std::string msg = error_of(with_line(fabric, "fabric_profile: ''"));
-  EXPECT_NE(msg.find("t.yaml:38:17: fabric_profile: the fabric calibration profile file name is empty"),
+  EXPECT_NE(msg.find("t.yaml:39:17: fabric_profile: the fabric calibration profile file name is empty"),
             std::string::npos)
       << msg;
   msg = error_of(with_line(fabric, "fabric_profile: ../calibration"));
-  EXPECT_NE(msg.find("t.yaml:38:17: fabric_profile: fabric calibration profile"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("t.yaml:39:17: fabric_profile: fabric calibration profile"), std::string::npos) << msg;
   EXPECT_NE(msg.find("is a directory"), std::string::npos) << msg;
   msg = error_of(with_line("profile: ../calibration/profiles/a100-sxm4-80gb.yaml", "profile: ."));
-  EXPECT_NE(msg.find("t.yaml:15:12: device.profile: calibration profile"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("t.yaml:16:12: device.profile: calibration profile"), std::string::npos) << msg;
   EXPECT_NE(msg.find("is a directory"), std::string::npos) << msg;
   msg = error_of(with_line("kind: gpu_cluster", "kind: gpu_cluster\nkind: torus"));
   EXPECT_NE(msg.find("duplicate key 'kind'"), std::string::npos) << msg;

@@ -17,6 +17,7 @@ ComputeModel::ComputeModel(DeviceProfile profile, DeviceRates rates)
     throw std::invalid_argument("ComputeModel needs positive peak, bandwidth and SM count");
   if (profile_.gemm.tiles.empty()) profile_.gemm.tiles = {{256, 128}, {128, 128}, {64, 64}};
   per_sm_flops_ = rates_.peak_flops * profile_.clock_sustain_factor / rates_.sm_count;
+  mainloop_ = profile_.gemm.mainloop_efficiency * profile_.gemm.format_scale(rates_.format);
 }
 
 double ComputeModel::gemm_time(const GemmShape& s, const GemmTile& tile, int split, double* waves_out) const {
@@ -26,9 +27,11 @@ double ComputeModel::gemm_time(const GemmShape& s, const GemmTile& tile, int spl
   double k_per_tile = std::ceil(s.k / split);
   // Flop per byte of operands staged through shared memory (2*Mt*Nt*kk flop over (Mt+Nt)*kk elements).
   double intensity = 2.0 * tile.m * tile.n / ((tile.m + tile.n) * rates_.element_bytes);
-  double feed = std::min(1.0, intensity / g.required_tile_intensity);
-  double wave =
-      2.0 * tile.m * tile.n * k_per_tile / (per_sm_flops_ * g.mainloop_efficiency * feed) + g.wave_overhead_s;
+  // Narrower formats double the tensor rate per halving of the operand at the same shared-memory fill
+  // rate, so the intensity a tile needs (profiled for 16-bit operands) grows by the same factor.
+  double required = g.required_tile_intensity * std::max(1.0, 2.0 / rates_.element_bytes);
+  double feed = std::min(1.0, intensity / required);
+  double wave = 2.0 * tile.m * tile.n * k_per_tile / (per_sm_flops_ * mainloop_ * feed) + g.wave_overhead_s;
   double t = waves * wave;
   if (split > 1)  // partial sums in fp32, written and read back by a reduction kernel
     t += s.m * s.n * s.batch * split * 4.0 * 2 / achieved_memory_bandwidth() + profile_.kernel_overhead_s;
@@ -55,7 +58,10 @@ GemmEstimate ComputeModel::gemm(const GemmShape& s) const {
       }
     }
   }
-  double traffic = (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch * rates_.element_bytes;
+  // C is written in at least 16 bits (Transformer Engine's fp8 GEMMs output bf16).
+  double traffic =
+      ((s.m * s.k + s.k * s.n) * rates_.element_bytes + s.m * s.n * std::max(2.0, rates_.element_bytes)) *
+      s.batch;
   double memory_time = traffic / achieved_memory_bandwidth();
   if (memory_time > best.seconds) {
     best.seconds = memory_time;
@@ -68,6 +74,56 @@ GemmEstimate ComputeModel::gemm(const GemmShape& s) const {
 double ComputeModel::memory_op(double bytes) const {
   if (bytes <= 0) return 0;
   return bytes / achieved_memory_bandwidth() + profile_.kernel_overhead_s;
+}
+
+namespace {
+
+// Share of the q x kv score blocks a causal kernel computes: the lower triangle of n x n tiles of 128
+// rows (FlashAttention's block size), i.e. half plus the diagonal blocks, (n + 1) / 2n.
+double causal_fraction(const AttentionShape& a) {
+  if (!a.causal) return 1;
+  double n = std::max(1.0, std::ceil(std::min(a.q_len, a.kv_len) / 128));
+  return (n + 1) / (2 * n);
+}
+
+double qkvo_bytes(const AttentionShape& a) {
+  double kv_heads = a.kv_batch_heads > 0 ? a.kv_batch_heads : a.batch_heads;
+  double q_or_o = a.batch_heads * a.q_len * a.head_dim * a.element_bytes;
+  double k_or_v = kv_heads * a.kv_len * a.head_dim * a.element_bytes;
+  return q_or_o + 2 * k_or_v;  // Q, K, V (or dQ, dK, dV)
+}
+
+}  // namespace
+
+AttentionEstimate ComputeModel::fused_attention(const AttentionShape& a, double flops, double bytes,
+                                                double eff) const {
+  if (!profile_.attention.available)
+    throw std::invalid_argument("the device profile has no attention section (fused attention kernel)");
+  double peak = rates_.attention_peak_flops > 0 ? rates_.attention_peak_flops : rates_.peak_flops;
+  AttentionEstimate e;
+  e.flops = flops;
+  e.bytes = bytes;
+  if (flops <= 0) return e;
+  double compute = flops / (peak * profile_.clock_sustain_factor * eff);
+  e.seconds = std::max(compute, bytes / achieved_memory_bandwidth()) + profile_.kernel_overhead_s;
+  return e;
+}
+
+AttentionEstimate ComputeModel::fused_attention_forward(const AttentionShape& a) const {
+  double flops = 4 * a.batch_heads * a.q_len * a.kv_len * a.head_dim * causal_fraction(a);
+  double o_bytes = a.batch_heads * a.q_len * a.head_dim * a.element_bytes;
+  double lse_bytes = a.batch_heads * a.q_len * 4;  // fp32 logsumexp per query row
+  return fused_attention(a, flops, qkvo_bytes(a) + o_bytes + lse_bytes,
+                         profile_.attention.forward_efficiency);
+}
+
+AttentionEstimate ComputeModel::fused_attention_backward(const AttentionShape& a) const {
+  double flops = 2.5 * 4 * a.batch_heads * a.q_len * a.kv_len * a.head_dim * causal_fraction(a);
+  double o_bytes = a.batch_heads * a.q_len * a.head_dim * a.element_bytes;
+  double lse_bytes = a.batch_heads * a.q_len * 4;
+  // reads Q, K, V, O, dO, logsumexp (+ the fp32 row sums D = rowsum(dO * O)); writes dQ, dK, dV
+  double bytes = qkvo_bytes(a) + 2 * o_bytes + 2 * lse_bytes + qkvo_bytes(a);
+  return fused_attention(a, flops, bytes, profile_.attention.backward_efficiency);
 }
 
 double fit_mainloop_efficiency(const DeviceProfile& profile, const DeviceRates& rates, const GemmShape& shape,

@@ -40,7 +40,24 @@ DeviceProfile load_device_profile(const std::string& path) {
     if (tile.m <= 0 || tile.n <= 0) t.fail({}, "tile sizes must be positive");
     p.gemm.tiles.push_back(tile);
   }
+  if (gemm.has("format_efficiency")) {
+    ConfigNode formats = gemm.child("format_efficiency");
+    for (const auto& key : formats.keys()) p.gemm.format_efficiency[key] = formats.fraction_or(key, 1.0);
+  }
   gemm.reject_unknown_keys();
+  if (root.has("attention")) {
+    ConfigNode att = root.child("attention");
+    p.attention.available = true;
+    p.attention.kernel = att.string("kernel");
+    auto required_fraction = [&att](const char* key) {
+      double f = att.positive(key);
+      if (f > 1) att.fail(key, "an efficiency is a fraction of the tensor peak, in (0, 1]");
+      return f;
+    };
+    p.attention.forward_efficiency = required_fraction("forward_efficiency");
+    p.attention.backward_efficiency = required_fraction("backward_efficiency");
+    att.reject_unknown_keys();
+  }
   ConfigNode memory = root.child("memory");
   p.memory_efficiency = memory.fraction_or("bandwidth_efficiency", p.memory_efficiency);
   memory.reject_unknown_keys();

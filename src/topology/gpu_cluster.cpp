@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include "podsim/core/config_choice.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/topology/families.hpp"
@@ -314,7 +315,14 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   topo.name = read_document_name(root);
   long long nodes = read_server_count(root);
 
-  topo.device = read_device_spec(root.child("device"), base_dir);
+  ConfigNode device = root.child("device");
+  // Optional GPU generation; read before read_device_spec, which rejects keys it did not read.
+  auto arch =
+      choice_or(device, "architecture", kArchitectureNames,
+                {Architecture::volta, Architecture::ampere, Architecture::hopper, Architecture::blackwell},
+                Architecture::unknown);
+  topo.device = read_device_spec(device, base_dir);
+  topo.device.architecture = arch;
   topo.device_profile = calibration::load_device_profile(topo.device.profile_path);
 
   FatTreeShape shape;

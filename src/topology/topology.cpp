@@ -22,7 +22,10 @@ double bytes_per_element(Precision p) {
     case Precision::tf32: return 4;
     case Precision::fp16:
     case Precision::bf16: return 2;
-    case Precision::fp8: return 1;
+    case Precision::fp8:
+    case Precision::fp8_block:
+    case Precision::mxfp8: return 1;  // block scales (1 per 32 or 128 elements) are not counted
+    case Precision::nvfp4: return 0.5;
   }
   return 2;
 }

@@ -10,6 +10,8 @@
 // Memory-bound kernels (layer norm, softmax, dropout, GeLU, optimizer): bytes / achieved HBM bandwidth.
 #pragma once
 
+#include <string>
+
 #include "podsim/calibration/device_profile.hpp"
 
 namespace podsim::calibration {
@@ -33,7 +35,27 @@ struct DeviceRates {
   double peak_flops = 0;     // datasheet peak for the precision in use
   double hbm_bandwidth = 0;  // datasheet bytes/s
   int sm_count = 0;
-  double element_bytes = 2;  // operand size (2 for fp16/bf16)
+  double element_bytes = 2;  // operand size (2 for fp16/bf16, 1 for the fp8 formats)
+  std::string format;        // GEMM format name ("bf16", "fp8", ...): selects gemm.format_efficiency
+  // 16-bit tensor peak for kernels that stay in bf16/fp16 whatever the GEMM format (fused attention:
+  // NeMo/Megatron-Core keep fp8_dot_product_attention off by default). 0 = peak_flops.
+  double attention_peak_flops = 0;
+};
+
+// One fused attention kernel call (FlashAttention): `batch_heads` independent (query, key) pairs per rank;
+// with context parallelism q_len = s/cp and kv_len = s; GQA changes only the K/V bytes (kv_heads).
+struct AttentionShape {
+  double batch_heads = 0;  // micro_batch x query heads on this rank
+  double q_len = 0, kv_len = 0, head_dim = 0;
+  double kv_batch_heads = 0;  // micro_batch x KV heads on this rank (0 = batch_heads)
+  double element_bytes = 2;
+  bool causal = true;
+};
+
+struct AttentionEstimate {
+  double flops = 0;  // matmul FLOPs executed by the kernel
+  double bytes = 0;  // HBM traffic
+  double seconds = 0;
 };
 
 class ComputeModel {
@@ -43,6 +65,13 @@ class ComputeModel {
   GemmEstimate gemm(const GemmShape& shape) const;
   // A streaming kernel that reads and writes `bytes` in total.
   double memory_op(double bytes) const;
+  // FlashAttention forward: S = QK^T and O = PV (4*q*kv*d per head, the causal mask skips the upper
+  // triangle: half plus the diagonal blocks); reads Q, K, V, writes O and the logsumexp, no s x s tensor.
+  AttentionEstimate fused_attention_forward(const AttentionShape& a) const;
+  // Backward: recomputes S = QK^T and P inside the kernel, then dV = P^T dO, dP = dO V^T, dQ = dS K,
+  // dK = dS^T Q: 5 matmuls against the forward's 2 (2.5x its FLOPs); reads Q, K, V, O, dO, logsumexp,
+  // writes dQ, dK, dV.
+  AttentionEstimate fused_attention_backward(const AttentionShape& a) const;
   double kernel_overhead() const { return profile_.kernel_overhead_s; }
   double achieved_memory_bandwidth() const { return rates_.hbm_bandwidth * profile_.memory_efficiency; }
   const DeviceProfile& profile() const { return profile_; }
@@ -52,7 +81,9 @@ class ComputeModel {
   double gemm_time(const GemmShape& s, const GemmTile& tile, int split, double* waves_out) const;
   DeviceProfile profile_;
   DeviceRates rates_;
+  AttentionEstimate fused_attention(const AttentionShape& a, double flops, double bytes, double eff) const;
   double per_sm_flops_;  // sustained per-SM tensor peak
+  double mainloop_;      // main-loop efficiency of the GEMM format in use
 };
 
 // The main-loop efficiency that makes the model reproduce a measured GEMM throughput at one shape

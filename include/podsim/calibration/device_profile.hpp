@@ -3,6 +3,7 @@
 // measurements; each profile file records which.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,12 +28,31 @@ struct GemmParams {
   std::vector<GemmTile> tiles;
   // Largest split-K factor the library uses for GEMMs that cannot fill the device.
   int max_split_k = 4;
+  // Main-loop efficiency of a narrower GEMM format relative to mainloop_efficiency (profile key
+  // gemm.format_efficiency: {fp8: 0.95}): scaling factors and a higher tensor rate at the same power
+  // budget cost a share of the datasheet ratio. A format not listed runs at 1.0.
+  std::map<std::string, double> format_efficiency;
+  double format_scale(const std::string& format) const {
+    auto it = format_efficiency.find(format);
+    return it == format_efficiency.end() ? 1.0 : it->second;
+  }
+};
+
+// A fused attention kernel (FlashAttention-2/-3, cuDNN fused attention): the fraction of the 16-bit tensor
+// peak its matmul FLOPs sustain, forward and backward (profile keys attention.forward_efficiency,
+// attention.backward_efficiency). `available` is false when the profile has no attention section.
+struct FusedAttentionParams {
+  bool available = false;
+  std::string kernel;  // "FlashAttention-2", "FlashAttention-3", ...
+  double forward_efficiency = 0;
+  double backward_efficiency = 0;
 };
 
 struct DeviceProfile {
   std::string device;
   std::string file;
   GemmParams gemm;
+  FusedAttentionParams attention;
   double memory_efficiency = 0.85;    // achieved / datasheet HBM bandwidth for streaming kernels
   double kernel_overhead_s = 4e-6;    // launch + tail per kernel, paid by every op
   double clock_sustain_factor = 1.0;  // sustained (power-limited) / boost clock under training load

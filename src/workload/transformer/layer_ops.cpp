@@ -25,7 +25,9 @@ struct Shapes {
   // parallelism; with cp = 1 both are s). Causal load balancing (2*cp chunks, rank i holds chunks i and
   // 2cp-1-i) gives every rank the same share, 1/cp, of the causal work.
   double q_len, kv_len;
-  double attn;  // attention score elements per rank: b * (a/t) * q_len * kv_len
+  double attn;               // attention score elements per rank: b * (a/t) * q_len * kv_len
+  double kv_heads_per_rank;  // g/t
+  bool flash;                // one fused attention kernel (training.attention: flash)
 };
 
 Shapes shapes(const WorkloadConfig& w, int micro_batch) {
@@ -50,6 +52,8 @@ Shapes shapes(const WorkloadConfig& w, int micro_batch) {
   x.q_len = x.s / cp;
   x.kv_len = x.s;
   x.attn = x.b * x.heads_per_rank * x.q_len * x.kv_len;
+  x.kv_heads_per_rank = static_cast<double>(m.query_groups()) / x.t;
+  x.flash = w.training.attention == Attention::flash;
   // Summing this microbatch's weight gradients into the running total: read the new gradient and
   // read-modify-write the fp32 buffer (10 bytes), or read-modify-write in the parameter precision
   // (3 accesses, skipped for the first microbatch), or nothing when fused into the wgrad GEMM.
@@ -65,10 +69,34 @@ Shapes shapes(const WorkloadConfig& w, int micro_batch) {
   return x;
 }
 
-// The attention core: Q K^T, fused scale-mask-softmax, dropout on the probabilities, probabilities x V.
+// The attention core as one fused kernel call per pass: this rank's query heads over its q_len queries
+// against kv_len keys (context parallelism), causal; in 16 bits whatever the GEMM format (ComputeModel).
+calibration::AttentionShape fused_attention_shape(const Shapes& x) {
+  calibration::AttentionShape a;
+  a.batch_heads = x.b * x.heads_per_rank;
+  a.kv_batch_heads = x.b * x.kv_heads_per_rank;
+  a.q_len = x.q_len;
+  a.kv_len = x.kv_len;
+  a.head_dim = x.head_dim;
+  a.element_bytes = x.eb;
+  a.causal = true;
+  return a;
+}
+
+OpCost fused_cost(const char* name, const calibration::AttentionEstimate& e) {
+  return OpCost{name, true, e.flops, e.bytes, e.seconds};
+}
+
+// The attention core: Q K^T, fused scale-mask-softmax, dropout on the probabilities, probabilities x V;
+// or, with flash attention, all of it in one kernel.
 void attention_core_forward(PassCost& p, const ComputeModel& cm, const Shapes& x) {
   double heads = x.b * x.heads_per_rank;
   double before = p.seconds;
+  if (x.flash) {
+    p.add(fused_cost("flash attention forward", cm.fused_attention_forward(fused_attention_shape(x))));
+    p.attention_seconds += p.seconds - before;
+    return;
+  }
   p.add(gemm_cost(cm, "attention scores (QK^T)", x.q_len, x.kv_len, x.head_dim, heads));
   p.add(memory_cost(cm, "scale-mask-softmax", 2 * x.attn * x.eb));
   p.add(memory_cost(cm, "attention dropout", x.attn * (2 * x.eb + 1)));
@@ -204,15 +232,19 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
     linear_backward(p, cm, "output projection dgrad", "output projection wgrad", x.tokens, x.h,
                     x.attention_width);
   });
-  // (softmax) V: dP = dO V^T [q x kv, k = d], dV = P^T dO [kv x d, k = q].
   double attention_start = p.seconds;
-  p.add(gemm_cost(cm, "attention over values dgrad", x.q_len, x.kv_len, x.head_dim, heads));
-  p.add(gemm_cost(cm, "attention over values wgrad", x.kv_len, x.head_dim, x.q_len, heads));
-  p.add(memory_cost(cm, "attention dropout backward", x.attn * (2 * x.eb + 1)));
-  p.add(memory_cost(cm, "softmax backward", 3 * x.attn * x.eb));
-  // Q K^T: dQ = dS K [q x d, k = kv], dK = dS^T Q [kv x d, k = q].
-  p.add(gemm_cost(cm, "attention scores dgrad Q", x.q_len, x.head_dim, x.kv_len, heads));
-  p.add(gemm_cost(cm, "attention scores dgrad K", x.kv_len, x.head_dim, x.q_len, heads));
+  if (x.flash) {  // one kernel; it recomputes the scores from Q, K and the saved logsumexp
+    p.add(fused_cost("flash attention backward", cm.fused_attention_backward(fused_attention_shape(x))));
+  } else {
+    // (softmax) V: dP = dO V^T [q x kv, k = d], dV = P^T dO [kv x d, k = q].
+    p.add(gemm_cost(cm, "attention over values dgrad", x.q_len, x.kv_len, x.head_dim, heads));
+    p.add(gemm_cost(cm, "attention over values wgrad", x.kv_len, x.head_dim, x.q_len, heads));
+    p.add(memory_cost(cm, "attention dropout backward", x.attn * (2 * x.eb + 1)));
+    p.add(memory_cost(cm, "softmax backward", 3 * x.attn * x.eb));
+    // Q K^T: dQ = dS K [q x d, k = kv], dK = dS^T Q [kv x d, k = q].
+    p.add(gemm_cost(cm, "attention scores dgrad Q", x.q_len, x.head_dim, x.kv_len, heads));
+    p.add(gemm_cost(cm, "attention scores dgrad K", x.kv_len, x.head_dim, x.q_len, heads));
+  }
   p.attention_seconds += p.seconds - attention_start;
   rotary(p, w, cm, x, "rotary embedding backward");
   quantize(p, cm, "QKV grad quantize (fp8)", x, x.tokens * x.qkv_width);

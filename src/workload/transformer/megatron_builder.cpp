@@ -60,16 +60,24 @@ StepPlan StepBuilder::describe() {
   rates.hbm_bandwidth = topo_.device.hbm_bandwidth;
   rates.sm_count = topo_.device.sm_count;
   rates.element_bytes = element_bytes(w_.training.precision);
+  rates.format = topology::to_string(w_.training.precision);
+  // Attention stays in 16 bits under the fp8 formats (NeMo: fp8_dot_product_attention off by default).
+  if (topology::bytes_per_element(w_.training.precision) < 2)
+    rates.attention_peak_flops = topo_.device.peak(topology::Precision::bf16);
   cm_.emplace(topo_.device_profile, rates);
   plan.peak_flops = rates.peak_flops;
   layer_ = layer_costs(w_, mb_, *cm_);
   head_ = head_costs(w_, mb_, *cm_);
   programs_ = build_schedule(p_ == 1 ? Schedule::none : w_.parallel.schedule, p_, m_, v_);
   plan.memory = stage_memory(w_, mb_, v_, peak_in_flight(programs_), topo_.device_profile);
-  plan.hardware_flops =
-      hardware_flops(w_.model, static_cast<double>(w_.training.global_batch), w_.training.recompute);
-  plan.model_flops = model_flops(w_.model, static_cast<double>(w_.training.global_batch));
-  plan.model_flops_causal = model_flops_causal(w_.model, static_cast<double>(w_.training.global_batch));
+  double batch = static_cast<double>(w_.training.global_batch);
+  plan.hardware_flops = hardware_flops(w_.model, batch, w_.training.recompute, w_.training.attention);
+  plan.model_flops_causal = model_flops_causal(w_.model, batch);
+  // MFU counts attention over the full s x s scores (SC21 Eq. 3) where the kernels compute them
+  // (unfused attention); flash attention skips the masked half, which is then neither executed nor
+  // useful work, so MFU counts causal attention as NVIDIA does (mfu = mfu_causal; notes() says so).
+  plan.model_flops =
+      w_.training.attention == Attention::flash ? plan.model_flops_causal : model_flops(w_.model, batch);
   plan.settings = settings();
   plan.description = description();
   plan.notes = notes();
@@ -175,8 +183,9 @@ std::string StepBuilder::description() const {
                         w_.parallel.cp_algorithm == CpAlgorithm::ring ? "ring attention" : "all-gather KV")
           : "";
   return fmt::format(
-      "tp {}{} x pp {} x dp {}, {}, micro-batch {} ({} per step), recompute {}{}{}{}", layout_.tp, cp,
+      "tp {}{} x pp {} x dp {}, {}, micro-batch {} ({} per step), recompute {}{}{}{}{}", layout_.tp, cp,
       layout_.pp, layout_.dp, schedule, mb_, m_, to_string(w_.training.recompute),
+      w_.training.attention == Attention::flash ? ", flash attention" : "",
       w_.parallel.sequence_parallel ? ", sequence parallel" : "",
       tp_overlap_ ? ", TP comm overlapped with GEMMs" : "",
       w_.parallel.zero ? fmt::format(", ZeRO-{}{}", w_.parallel.zero,
@@ -214,6 +223,14 @@ std::vector<std::string> StepBuilder::notes() const {
     n.push_back(
         "tp_overlap: each sequence-parallel all-gather / reduce-scatter runs alongside the GEMMs of its "
         "linear layer; its first of tp chunks is exposed");
+  n.push_back(
+      w_.training.attention == Attention::flash
+          ? fmt::format("attention: one fused kernel ({} efficiencies of the {} profile); mfu counts "
+                        "causal attention FLOPs (the masked half is skipped), as NVIDIA's NeMo formulas do",
+                        topo_.device_profile.attention.kernel, topo_.device_profile.device)
+          : std::string("attention: unfused kernels with the s x s scores in HBM (training.attention: "
+                        "unfused); mfu counts attention over the full s x s scores (Megatron SC21 Eq. 3), "
+                        "mfu_causal the causal count"));
   if (w_.parallel.sequence_parallel)
     n.push_back(
         "sequence parallelism: backward all-gathers that Megatron overlaps with weight-gradient GEMMs are "
@@ -293,6 +310,7 @@ std::unique_ptr<WorkloadModel> make_megatron_model(const ConfigNode& root, const
                                                    const topology::Topology& topo) {
   WorkloadConfig w = read_transformer_workload(root, topo.compute_device_count(), topo.devices_per_node);
   check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
+  resolve_attention(root.child("training"), w.training, topo.device, topo.device_profile.attention.available);
   warn_inconsistent_derived_keys(root.child("model"), w.model, std::cerr);
   w.kind = "transformer_lm";
   w.file = file;

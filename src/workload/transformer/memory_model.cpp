@@ -52,7 +52,9 @@ LayerActivations layer_activations(const WorkloadConfig& w, int micro_batch) {
   x.replicated = sb * h * (2 * ab + 2 * kMask + 2 * gemm_in);  // norm inputs, masks, QKV and fc1 inputs
   double mlp_input = m.mlp == Mlp::swiglu ? 2 * f : f;         // SwiGLU keeps the gate and up halves
   x.split = sb * (ab * ((a + 2 * g) * d + mlp_input) + gemm_in * (a * d + f));  // + out-proj, fc2 inputs
-  x.scores = sb * m.seq_len * a * (2 * ab + kMask);
+  // Unfused: softmax output, dropout mask and output, s x s per query head. Flash attention keeps only
+  // its fp32 logsumexp per query row (the scores are rebuilt inside the backward kernel).
+  x.scores = w.training.attention == Attention::flash ? sb * a * 4 : sb * m.seq_len * a * (2 * ab + kMask);
   return x;
 }
 

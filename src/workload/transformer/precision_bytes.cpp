@@ -3,7 +3,8 @@
 namespace podsim::workload {
 
 bool is_fp8_family(topology::Precision p) {
-  return p == topology::Precision::fp8;  // the kernels work adds fp8_block, mxfp8 and nvfp4 here
+  using topology::Precision;
+  return p == Precision::fp8 || p == Precision::fp8_block || p == Precision::mxfp8 || p == Precision::nvfp4;
 }
 
 double activation_bytes(const TrainingConfig& t) {

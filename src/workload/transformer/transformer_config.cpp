@@ -140,6 +140,23 @@ Recompute read_recompute(const ConfigNode& train) {
   return choice_or(train, "recompute", kRecomputeNames, Recompute::none);
 }
 
+void resolve_attention(const ConfigNode& train, TrainingConfig& t, const topology::DeviceSpec& device,
+                       bool profile_has_fused_attention) {
+  using topology::Architecture;
+  if (t.attention_auto) {
+    bool hopper_or_newer =
+        device.architecture == Architecture::hopper || device.architecture == Architecture::blackwell;
+    t.attention = hopper_or_newer && profile_has_fused_attention ? Attention::flash : Attention::unfused;
+    return;
+  }
+  if (t.attention == Attention::flash && !profile_has_fused_attention)
+    train.fail("attention",
+               fmt::format("the {} device profile has no fused-attention efficiencies (an "
+                           "`attention:` section with forward_efficiency and backward_efficiency); "
+                           "use attention: unfused, or add them with their source",
+                           device.name));
+}
+
 double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision) {
   std::string grad = train.choice_or("grad_reduce_precision", {"same", "fp32", "fp16", "bf16"}, "same");
   // "same" = the gradients' precision: bf16 under an fp8 GEMM format (precision_bytes.hpp).
@@ -198,10 +215,19 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.training.micro_batch = mb;
   w.training.precision = read_precision(train);
   w.training.recompute = read_recompute(train);
+  std::string attention = train.choice_or("attention", {"auto", "flash", "unfused"}, "auto");
+  w.training.attention_auto = attention == "auto";
+  w.training.attention = attention == "flash" ? Attention::flash : Attention::unfused;
   w.training.grad_reduce_bytes = read_grad_reduce_bytes(train, w.training.precision);
   w.training.grad_accumulation = read_grad_accumulation(train);
-  w.training.main_grad_bytes =
-      w.training.grad_accumulation == GradAccumulation::same ? activation_bytes(w.training) : 4;
+  // The buffer gradients accumulate in: fp32 main_grad (Megatron local DDP), the parameter precision
+  // (PyTorch DDP), or, fused into the wgrad GEMM, Megatron-Core DDP's grad buffer, whose dtype is the
+  // reduction's (grad_reduce_in_fp32: fp32, else bf16).
+  switch (w.training.grad_accumulation) {
+    case GradAccumulation::same: w.training.main_grad_bytes = activation_bytes(w.training); break;
+    case GradAccumulation::fused: w.training.main_grad_bytes = w.training.grad_reduce_bytes; break;
+    case GradAccumulation::fp32: w.training.main_grad_bytes = 4; break;
+  }
   train.reject_unknown_keys();
 
   if (w.parallel.dp == 0) {

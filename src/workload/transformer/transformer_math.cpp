@@ -74,11 +74,15 @@ double model_flops_causal(const ModelConfig& m, double global_batch) {
          3 * logits_forward_flops(m, global_batch);
 }
 
-double hardware_flops(const ModelConfig& m, double global_batch, Recompute recompute) {
-  double flops = model_flops(m, global_batch);
-  if (recompute == Recompute::full) flops += m.layers * layer_forward_flops(m, global_batch);
+double hardware_flops(const ModelConfig& m, double global_batch, Recompute recompute, Attention attention) {
+  bool flash = attention == Attention::flash;
+  double attention_forward = global_batch * attention_flops_per_sequence(m, flash);
+  // model_flops counts the attention core 3x (forward + 2x backward); the flash backward runs 2.5x.
+  double flops = (flash ? model_flops_causal(m, global_batch) : model_flops(m, global_batch)) +
+                 (flash ? 0.5 * m.layers * attention_forward : 0);
+  if (recompute == Recompute::full) flops += m.layers * layer_forward_flops(m, global_batch, flash);
   if (recompute == Recompute::selective)  // only the attention core (Q K^T, softmax, (softmax) V) is redone
-    flops += m.layers * global_batch * attention_flops_per_sequence(m, false);
+    flops += m.layers * attention_forward;
   return flops;
 }
 

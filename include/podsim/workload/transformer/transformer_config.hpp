@@ -84,6 +84,13 @@ struct ParallelConfig {
   bool tp_overlap = false;  // TP collectives overlapped with their GEMMs (Transformer Engine userbuffers)
 };
 
+// How the attention core runs: one fused kernel (FlashAttention-2/-3, cuDNN fused attention: causal
+// blocks skipped, no s x s tensor in HBM, the backward recomputes the scores inside the kernel) or
+// Megatron's unfused kernels (Q K^T, softmax, dropout, P V, with the s x s scores in HBM).
+enum class Attention { flash, unfused };
+inline constexpr auto kAttentionNames =
+    name_table<Attention>({{Attention::flash, "flash"}, {Attention::unfused, "unfused"}});
+
 struct TrainingConfig {
   long long global_batch = 0;
   int micro_batch = 1;  // 0 = auto
@@ -93,6 +100,8 @@ struct TrainingConfig {
   double grad_reduce_bytes = 2;  // bytes per gradient element in the data-parallel reduction
   GradAccumulation grad_accumulation = GradAccumulation::fp32;
   double main_grad_bytes = 4;  // bytes per gradient element held for accumulation
+  Attention attention = Attention::unfused;
+  bool attention_auto = true;  // `auto` (or absent): resolve_attention picks from the device
 };
 
 struct WorkloadConfig {
@@ -127,6 +136,12 @@ void check_precision_on_device(const ConfigNode& train, topology::Precision prec
 // Warnings (to `out`) for each key the file states explicitly that an override of a key it is derived
 // from (hidden, heads) left inconsistent: e.g. --set model.hidden=6144 on a file with ffn_hidden: 49152.
 void warn_inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& m, std::ostream& out);
+// training.attention `auto` (the default): flash on Hopper and newer, as today's frameworks do, unfused
+// before (so the A100 / V100 results of the SC21 era stay as they were). An explicit `flash` needs the
+// device profile's fused-attention efficiencies (`attention:` section): InputError at training.attention
+// otherwise.
+void resolve_attention(const ConfigNode& train, TrainingConfig& t, const topology::DeviceSpec& device,
+                       bool profile_has_fused_attention);
 double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision);
 GradAccumulation read_grad_accumulation(const ConfigNode& train);
 

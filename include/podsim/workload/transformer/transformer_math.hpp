@@ -35,7 +35,11 @@ double megatron_eq3_flops(const ModelConfig& m, double global_batch);
 double model_flops(const ModelConfig& m, double global_batch);
 // The same with causal attention (s^2 terms halved), as NVIDIA's NeMo FLOPs formulas count.
 double model_flops_causal(const ModelConfig& m, double global_batch);
-// FLOPs the hardware executes in one step given the recomputation strategy.
-double hardware_flops(const ModelConfig& m, double global_batch, Recompute recompute);
+// FLOPs the hardware executes in one step given the recomputation strategy and the attention kernel:
+// unfused attention computes the full s x s scores (the mask is applied after); flash attention skips the
+// masked half (the causal count) and its backward recomputes the scores inside the kernel (2.5x the
+// forward's attention FLOPs instead of 2x).
+double hardware_flops(const ModelConfig& m, double global_batch, Recompute recompute,
+                      Attention attention = Attention::unfused);
 
 }  // namespace podsim::workload

@@ -1,0 +1,127 @@
+// training.attention: flash attention as one fused kernel per pass (causal FLOPs, backward 2.5x the
+// forward, no s x s tensor in memory), its default per GPU generation, and the FLOP counts MFU and HFU use.
+#include <gtest/gtest.h>
+
+#include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
+#include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/transformer_loader.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
+#include "podsim/workload/workload_model.hpp"
+#include "test_helpers.hpp"
+
+using namespace podsim;
+using namespace podsim::workload;
+
+namespace {
+
+const std::string kWorkload = "workloads/llama3-8b.yaml";
+
+Overrides small(Overrides extra = {}) {
+  Overrides o = {
+      {"model.layers", "4"},          {"parallel.tp", "1"},           {"parallel.pp", "1"},
+      {"parallel.dp", "1"},           {"parallel.cp", "1"},           {"parallel.zero", "0"},
+      {"parallel.schedule", "1f1b"},  {"training.global_batch", "2"}, {"training.micro_batch", "1"},
+      {"training.precision", "bf16"}, {"training.recompute", "none"}};
+  o.insert(o.end(), extra.begin(), extra.end());
+  return o;
+}
+
+topology::Topology preset(const std::string& name) {
+  return podsim::testing::preset(name, {{"nodes", "1"}});
+}
+
+WorkloadConfig config(const topology::Topology& topo, Overrides extra = {}) {
+  return load_workload(podsim::testing::source_path(kWorkload), small(extra), topo);
+}
+
+const KernelCost* kernel(const StepPlan& plan, const std::string& group, const std::string& name) {
+  for (const auto& k : plan.kernels)
+    if (k.group == group && k.name == name) return &k;
+  return nullptr;
+}
+
+StepPlan describe(const topology::Topology& topo, Overrides extra = {}) {
+  auto model = load_workload_model(podsim::testing::source_path(kWorkload), small(extra), topo);
+  return driver::simulate(topo, *model).plan;
+}
+
+}  // namespace
+
+TEST(FlashAttention, DefaultFollowsTheGpuGeneration) {
+  EXPECT_EQ(config(preset("dgx-h100-superpod")).training.attention, Attention::flash);
+  EXPECT_EQ(config(preset("dgx-a100-superpod"), {{"training.precision", "fp16"}}).training.attention,
+            Attention::unfused);
+  // Explicit choices are kept where the profile has the fused kernel's efficiencies (FA2 on A100).
+  EXPECT_EQ(
+      config(preset("dgx-a100-superpod"), {{"training.precision", "fp16"}, {"training.attention", "flash"}})
+          .training.attention,
+      Attention::flash);
+  EXPECT_EQ(config(preset("dgx-h100-superpod"), {{"training.attention", "unfused"}}).training.attention,
+            Attention::unfused);
+}
+
+TEST(FlashAttention, FlashWithoutFusedKernelEfficienciesIsAnInputError) {
+  auto v100 = preset("dgx2h-v100");
+  try {
+    config(v100, {{"training.precision", "fp16"}, {"training.attention", "flash"}});
+    FAIL() << "flash attention on a profile without fused-attention efficiencies must be refused";
+  } catch (const InputError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("training.attention"), std::string::npos) << what;
+    EXPECT_NE(what.find("unfused"), std::string::npos) << what;
+  }
+  EXPECT_THROW(config(preset("dgx-h100-superpod"), {{"training.attention", "fast"}}), InputError);
+}
+
+TEST(FlashAttention, OneCausalKernelPerPassWithTheBackwardAtTwoAndAHalfTimesTheForward) {
+  auto topo = preset("dgx-h100-superpod");
+  StepPlan plan = describe(topo);
+  const auto* fwd = kernel(plan, "layer forward", "flash attention forward");
+  const auto* bwd = kernel(plan, "layer backward", "flash attention backward");
+  ASSERT_NE(fwd, nullptr);
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_EQ(kernel(plan, "layer forward", "scale-mask-softmax"), nullptr);
+  EXPECT_EQ(kernel(plan, "layer forward", "attention scores (QK^T)"), nullptr);
+  // Llama 3 8B: 32 query heads of 128, s = 8192; causal: half the blocks plus the 64 diagonal ones.
+  double s = 8192, d = 128, heads = 32, blocks = s / 128;
+  double causal = (blocks + 1) / (2 * blocks);
+  EXPECT_NEAR(fwd->flops, 4 * heads * s * s * d * causal, 1e-6 * fwd->flops);
+  EXPECT_NEAR(bwd->flops, 2.5 * fwd->flops, 1e-9 * bwd->flops);
+  // No s x s tensor: the forward reads Q, K, V (8 KV heads) and writes O and the logsumexp.
+  double bytes = 2 * s * d * (heads + 2 * 8) + 2 * s * d * heads + 4 * s * heads;
+  EXPECT_NEAR(fwd->bytes, bytes, 1e-9 * bytes);
+  // Never faster than the 16-bit peak.
+  EXPECT_GE(fwd->seconds, fwd->flops / topo.device.peak(topology::Precision::bf16));
+}
+
+TEST(FlashAttention, MfuCountsCausalAttentionAndHfuWhatTheKernelsExecute) {
+  auto topo = preset("dgx-h100-superpod");
+  WorkloadConfig w = config(topo);
+  StepPlan flash = describe(topo);
+  StepPlan unfused = describe(topo, {{"training.attention", "unfused"}});
+  double B = 2;
+  EXPECT_DOUBLE_EQ(flash.model_flops, model_flops_causal(w.model, B));
+  EXPECT_DOUBLE_EQ(unfused.model_flops, model_flops(w.model, B));
+  // Flash: the causal count plus half a forward attention per layer (the backward runs 2.5x, not 2x).
+  double attention_forward_causal = 0.5 * 4 * B * 8192.0 * 8192.0 * 32 * 128;
+  EXPECT_NEAR(flash.hardware_flops, model_flops_causal(w.model, B) + 0.5 * 4 * attention_forward_causal,
+              1e-9 * flash.hardware_flops);
+  EXPECT_GT(unfused.hardware_flops, flash.hardware_flops);
+  EXPECT_LE(flash.model_flops, flash.hardware_flops);
+}
+
+TEST(FlashAttention, NoScoresInActivationMemory) {
+  auto topo = preset("dgx-h100-superpod");
+  WorkloadConfig flash = config(topo);
+  WorkloadConfig unfused = config(topo, {{"training.attention", "unfused"}});
+  double s = 8192, a = 32;
+  // Unfused keeps softmax output, dropout mask and output per query head (2 + 1 + 2 bytes); flash only
+  // its fp32 logsumexp per query row.
+  double gap = s * s * a * 5 - s * a * 4;
+  EXPECT_NEAR(
+      layer_activation_bytes(unfused, 1, Recompute::none) - layer_activation_bytes(flash, 1, Recompute::none),
+      gap, 1e-6 * gap);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(flash, 1, Recompute::selective),
+                   layer_activation_bytes(unfused, 1, Recompute::selective));
+}

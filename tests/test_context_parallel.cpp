@@ -54,8 +54,12 @@ Overrides llama_like(Overrides extra = {}) {
 
 const std::string kWorkload = "workloads/gpt3-175b.yaml";
 
-topology::Topology h100(topology::Overrides sets = {{"nodes", "2"}}) {
-  return podsim::testing::preset("dgx-h100-superpod", sets);
+// The overlap closed forms below are checked without the compute slowdown under overlapped communication
+// (CpOverlap.CommunicationBesideComputeSlowsIt checks that part).
+topology::Topology h100(topology::Overrides sets = {{"nodes", "2"}}, double overlap_slowdown = 1) {
+  auto topo = podsim::testing::preset("dgx-h100-superpod", sets);
+  topo.device_profile.overlap_compute_slowdown = overlap_slowdown;
+  return topo;
 }
 
 WorkloadConfig config(const topology::Topology& topo, Overrides extra = {}) {
@@ -369,4 +373,15 @@ TEST(ContextParallel, PipelineTransfersCarryEveryCpRanksTokens) {
     break;
   }
   EXPECT_TRUE(found);
+}
+
+TEST(CpOverlap, CommunicationBesideComputeSlowsIt) {
+  // The ring's KV transfers and the TP overlap's collectives run beside compute on the same GPU: with the
+  // profile's overlap_compute_slowdown (1.1 on H100) that compute takes longer, never more than 1.1x.
+  auto plain = h100({{"nodes", "2"}}, 1);
+  auto slowed = h100({{"nodes", "2"}}, 1.1);
+  Overrides sets = {{"parallel.tp_overlap", "true"}};
+  auto a = run(plain, sets), b = run(slowed, sets);
+  EXPECT_GT(b.mean[Category::compute], a.mean[Category::compute]);
+  EXPECT_LE(b.mean[Category::compute], 1.1 * a.mean[Category::compute] * (1 + 1e-9));
 }

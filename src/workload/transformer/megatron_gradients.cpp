@@ -4,6 +4,7 @@
 // from grad_group(); HSDP (parallel.shard_group) splits it into shard groups and replica groups.
 #include "megatron_step_builder.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload::megatron {
@@ -142,7 +143,8 @@ void StepBuilder::add_optimizer_steps(int sync_id) {
     int opt_id = g_.add_compute(TaskKind::optimizer, compute_stream_[s], s,
                                 optimizer_cost(params, *cm_).seconds, Category::optimizer, {sync_id});
     if (!gathers_after_optimizer()) continue;
-    double bytes = stage_params(w_, s) * element_bytes(w_.training.precision);
+    // Parameters are gathered in their 16-bit copy (the fp8 copy is made per GEMM, precision_bytes.hpp).
+    double bytes = stage_params(w_, s) * workload::activation_bytes(w_.training);
     int plan = param_gather_plan(s, bytes);
     if (plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, plan, Category::dp, {opt_id});
   }

@@ -103,7 +103,9 @@ int StepBuilder::add_work(int s, const StageStep& step, const ChunkWork& work, i
   if (work.cp_plan >= 0) task(compute_stream_[s], 0, work.cp_plan, Category::cp);
   for (const Overlap& o : work.overlaps) {
     int start = g_.streams[compute_stream_[s]].last_task;
-    task(compute_stream_[s], o.seconds, -1, Category::tp);
+    // The communication kernels beside it (NCCL p2p for ring attention, userbuffers for the TP overlap)
+    // take SMs and HBM bandwidth too: the same overlap_compute_slowdown as for data-parallel traffic.
+    task(compute_stream_[s], overlapped_seconds(o.seconds, idle_seconds(o.plan)), -1, Category::tp);
     int comm = task(overlap_stream_[s], 0, o.plan, o.category);
     g_.tasks[comm].deps.push_back(start);
     // The next kernels consume what arrived (the next KV block, the gathered activations).

@@ -6,6 +6,7 @@
 
 #include "megatron_step_builder.hpp"
 #include "podsim/network/link_load.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload::megatron {
@@ -49,7 +50,8 @@ double StepBuilder::overlapped_seconds(double compute, double comm) const {
 void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
   ChunkWork work = chunk_work(s, step.chunk, step.pass);
   bool backward = step.pass == Pass::backward;
-  double eb = element_bytes(w_.training.precision), gb = w_.training.grad_reduce_bytes;
+  // Gathered in the parameters' 16-bit copy under the fp8 formats too (no fp8 parameter gather modelled).
+  double eb = workload::activation_bytes(w_.training), gb = w_.training.grad_reduce_bytes;
   double unit = layer_params(w_.model) / layout_.tp, L = layers_per_chunk_;
   double heads = chunk_params(s, step.chunk) - L * unit;
   bool prefetch = w_.parallel.dp_overlap && L > 1;
@@ -91,7 +93,7 @@ bool StepBuilder::overlaps_param_gather(const StageStep& step) const {
 // but the last runs beside the next bucket's gather and is slowed for as long as that runs.
 void StepBuilder::add_gathered_forward(int s, const StageStep& step) {
   ChunkWork work = chunk_work(s, step.chunk, step.pass);
-  double bytes = chunk_params(s, step.chunk) * element_bytes(w_.training.precision);
+  double bytes = chunk_params(s, step.chunk) * workload::activation_bytes(w_.training);
   int buckets = bucket_count(bytes);
   int gather_plan = param_gather_plan(s, bytes / buckets);
   double piece = work.seconds / buckets;

@@ -14,6 +14,8 @@ rm -rf "$out"
 mkdir -p "$out"
 build/podsim sweep workloads/studies/gpt3-what-if.yaml --out "$out/what-if"
 echo
+build/podsim sweep workloads/studies/llama3-70b-what-if.yaml --out "$out/llama3-70b-what-if"
+echo
 build/podsim sweep workloads/studies/gpt3-weak-scaling.yaml --out "$out/weak-scaling"
 echo
-echo "Reports: $out/what-if/report.html and $out/weak-scaling/report.html"
+echo "Reports: $out/what-if/report.html, $out/llama3-70b-what-if/report.html and $out/weak-scaling/report.html"

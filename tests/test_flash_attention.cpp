@@ -125,3 +125,20 @@ TEST(FlashAttention, NoScoresInActivationMemory) {
   EXPECT_DOUBLE_EQ(layer_activation_bytes(flash, 1, Recompute::selective),
                    layer_activation_bytes(unfused, 1, Recompute::selective));
 }
+
+TEST(FlashAttention, UnfusedAttentionGemmsStayInBf16UnderFp8) {
+  // Transformer Engine quantizes the linear layers' GEMMs only: Q K^T and P V run at the 16-bit rate.
+  auto topo = preset("dgx-h100-superpod");
+  StepPlan fp8 = describe(topo, {{"training.attention", "unfused"}, {"training.precision", "fp8"}});
+  StepPlan bf16 = describe(topo, {{"training.attention", "unfused"}});
+  for (const char* name : {"attention scores (QK^T)", "attention over values"}) {
+    const auto* a = kernel(fp8, "layer forward", name);
+    const auto* b = kernel(bf16, "layer forward", name);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_DOUBLE_EQ(a->seconds, b->seconds) << name;
+  }
+  // while the linear layers do run faster in fp8
+  EXPECT_LT(kernel(fp8, "layer forward", "MLP fc1")->seconds,
+            kernel(bf16, "layer forward", "MLP fc1")->seconds);
+}

@@ -20,6 +20,15 @@ ComputeModel::ComputeModel(DeviceProfile profile, DeviceRates rates)
   mainloop_ = profile_.gemm.mainloop_efficiency * profile_.gemm.format_scale(rates_.format);
 }
 
+ComputeModel ComputeModel::sixteen_bit() const {
+  if (rates_.attention_peak_flops <= 0 || rates_.element_bytes >= 2) return *this;
+  DeviceRates r = rates_;
+  r.peak_flops = rates_.attention_peak_flops;
+  r.element_bytes = 2;
+  r.format = "bf16";
+  return ComputeModel(profile_, r);
+}
+
 double ComputeModel::gemm_time(const GemmShape& s, const GemmTile& tile, int split, double* waves_out) const {
   const auto& g = profile_.gemm;
   double tiles = std::ceil(s.m / tile.m) * std::ceil(s.n / tile.n) * split * s.batch;

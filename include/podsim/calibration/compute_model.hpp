@@ -75,6 +75,9 @@ class ComputeModel {
   double kernel_overhead() const { return profile_.kernel_overhead_s; }
   double achieved_memory_bandwidth() const { return rates_.hbm_bandwidth * profile_.memory_efficiency; }
   const DeviceProfile& profile() const { return profile_; }
+  // The same device running 16-bit GEMMs (attention_peak_flops, 2-byte operands): for the kernels that
+  // stay in bf16 under an fp8 GEMM format (the unfused attention core). Itself when already 16-bit or wider.
+  ComputeModel sixteen_bit() const;
   const DeviceRates& rates() const { return rates_; }
 
  private:

@@ -97,10 +97,13 @@ void attention_core_forward(PassCost& p, const ComputeModel& cm, const Shapes& x
     p.attention_seconds += p.seconds - before;
     return;
   }
-  p.add(gemm_cost(cm, "attention scores (QK^T)", x.q_len, x.kv_len, x.head_dim, heads));
+  // Unfused, the attention GEMMs stay in bf16 under the fp8 formats (Transformer Engine quantizes only the
+  // linear layers' GEMMs).
+  const ComputeModel cm16 = cm.sixteen_bit();
+  p.add(gemm_cost(cm16, "attention scores (QK^T)", x.q_len, x.kv_len, x.head_dim, heads));
   p.add(memory_cost(cm, "scale-mask-softmax", 2 * x.attn * x.eb));
   p.add(memory_cost(cm, "attention dropout", x.attn * (2 * x.eb + 1)));
-  p.add(gemm_cost(cm, "attention over values", x.q_len, x.head_dim, x.kv_len, heads));
+  p.add(gemm_cost(cm16, "attention over values", x.q_len, x.head_dim, x.kv_len, heads));
   p.attention_seconds += p.seconds - before;
 }
 
@@ -236,14 +239,15 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
   if (x.flash) {  // one kernel; it recomputes the scores from Q, K and the saved logsumexp
     p.add(fused_cost("flash attention backward", cm.fused_attention_backward(fused_attention_shape(x))));
   } else {
+    const ComputeModel cm16 = cm.sixteen_bit();  // bf16 attention GEMMs under fp8 (as in the forward)
     // (softmax) V: dP = dO V^T [q x kv, k = d], dV = P^T dO [kv x d, k = q].
-    p.add(gemm_cost(cm, "attention over values dgrad", x.q_len, x.kv_len, x.head_dim, heads));
-    p.add(gemm_cost(cm, "attention over values wgrad", x.kv_len, x.head_dim, x.q_len, heads));
+    p.add(gemm_cost(cm16, "attention over values dgrad", x.q_len, x.kv_len, x.head_dim, heads));
+    p.add(gemm_cost(cm16, "attention over values wgrad", x.kv_len, x.head_dim, x.q_len, heads));
     p.add(memory_cost(cm, "attention dropout backward", x.attn * (2 * x.eb + 1)));
     p.add(memory_cost(cm, "softmax backward", 3 * x.attn * x.eb));
     // Q K^T: dQ = dS K [q x d, k = kv], dK = dS^T Q [kv x d, k = q].
-    p.add(gemm_cost(cm, "attention scores dgrad Q", x.q_len, x.head_dim, x.kv_len, heads));
-    p.add(gemm_cost(cm, "attention scores dgrad K", x.kv_len, x.head_dim, x.q_len, heads));
+    p.add(gemm_cost(cm16, "attention scores dgrad Q", x.q_len, x.head_dim, x.kv_len, heads));
+    p.add(gemm_cost(cm16, "attention scores dgrad K", x.kv_len, x.head_dim, x.q_len, heads));
   }
   p.attention_seconds += p.seconds - attention_start;
   rotary(p, w, cm, x, "rotary embedding backward");

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <iostream>
 
 #include "megatron_step_builder.hpp"
 #include "podsim/core/config_node.hpp"
@@ -308,13 +307,7 @@ class MegatronModel final : public WorkloadModel {
 
 std::unique_ptr<WorkloadModel> make_megatron_model(const ConfigNode& root, const std::string& file,
                                                    const topology::Topology& topo) {
-  WorkloadConfig w = read_transformer_workload(root, topo.compute_device_count(), topo.devices_per_node);
-  check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
-  resolve_attention(root.child("training"), w.training, topo.device, topo.device_profile.attention.available);
-  warn_inconsistent_derived_keys(root.child("model"), w.model, std::cerr);
-  w.kind = "transformer_lm";
-  w.file = file;
-  return std::make_unique<MegatronModel>(std::move(w), topo);
+  return std::make_unique<MegatronModel>(read_transformer_on(root, file, topo), topo);
 }
 
 }  // namespace podsim::workload

@@ -15,13 +15,19 @@ WorkloadConfig load_workload(const std::string& path, const Overrides& overrides
   for (const auto& [key, value] : overrides)
     root.apply_override(key, value, fmt::format("--set workload.{}={}", key, value));
   root.choice("kind", {"transformer_lm"});
+  WorkloadConfig w = read_transformer_on(root, path, topo);
+  root.reject_unknown_keys();
+  return w;
+}
+
+WorkloadConfig read_transformer_on(const ConfigNode& root, const std::string& file,
+                                   const topology::Topology& topo) {
   WorkloadConfig w = read_transformer_workload(root, topo.compute_device_count(), topo.devices_per_node);
   check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
   resolve_attention(root.child("training"), w.training, topo.device, topo.device_profile.attention.available);
   warn_inconsistent_derived_keys(root.child("model"), w.model, std::cerr);
   w.kind = "transformer_lm";
-  w.file = path;
-  root.reject_unknown_keys();
+  w.file = file;
   return w;
 }
 

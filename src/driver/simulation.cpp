@@ -6,6 +6,7 @@
 #include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/report/invariants.hpp"
+#include "podsim/report/link_classes.hpp"
 #include "podsim/topology/graph.hpp"
 #include "podsim/topology/loader.hpp"
 
@@ -64,6 +65,7 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
   std::string infeasible_status, infeasible_detail;
   std::optional<MemoryShortfall> infeasible_shortfall;
   std::vector<std::string> log;
+  std::vector<report::SearchRow> rows;  // the log as structured rows, for result.json
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (progress && candidates.size() > 1)
       progress(fmt::format("trying {} ({}/{})", candidates[i], i + 1, candidates.size()));
@@ -73,6 +75,7 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
       plan = model.build(i);
     } catch (const InfeasibleConfig& e) {
       log.push_back(fmt::format("{}: {}", candidates[i], e.status()));
+      rows.push_back({candidates[i], e.status()});
       outcomes.push_back(outcome);
       if (infeasible_detail.empty()) {  // candidates come smallest first: report the first one
         infeasible_status = e.status();
@@ -85,6 +88,7 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
     r.replay = engine::replay(topo, plan.graph);
     r.plan = std::move(plan);
     log.push_back(fmt::format("{}: step {:.6g} s", candidates[i], r.step_time()));
+    rows.push_back({candidates[i], "ok", r.step_time(), r.plan.samples_per_step});
     // Every candidate is checked, not only the one reported: an impossibly fast candidate would
     // otherwise win the search and be reported.
     r.stages = report::stage_breakdown(r.plan.graph, r.replay);
@@ -101,7 +105,10 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
     }
   }
   report::check_choice(outcomes, chosen);
-  if (candidates.size() > 1) best.search_log = log;
+  if (candidates.size() > 1) {
+    best.search_log = log;
+    best.search = rows;
+  }
   if (chosen < 0) {
     best.status = infeasible_status;
     best.status_detail = infeasible_detail;
@@ -109,6 +116,7 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
     best.plan = model.describe_infeasible(0);
     report::check_invariants(best, topo);  // a chosen result was checked as a candidate above
   }
+  best.plan_link_classes = report::plan_link_classes(topo, best.plan.graph);  // for the trace's details
   return best;
 }
 

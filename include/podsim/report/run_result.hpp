@@ -23,6 +23,14 @@ struct StageBreakdown {
   double total() const;
 };
 
+// One candidate of an auto search (micro_batch: auto, virtual_stages: auto, ...), for result.json.
+struct SearchRow {
+  std::string candidate;  // "micro_batch=2 virtual_stages=1"
+  std::string status;     // ok | out_of_memory | ...
+  double step_time = 0;   // seconds; 0 unless status is ok
+  double samples_per_step = 0;
+};
+
 struct RunResult {
   std::string topology_file, workload_file, topology_name, workload_name, workload_kind;
   std::string status = "ok";  // ok | out_of_memory | ...
@@ -37,6 +45,10 @@ struct RunResult {
   double device_memory_capacity = 0;
   std::string device_name;
   std::vector<std::string> search_log;  // how auto settings were chosen
+  std::vector<SearchRow> search;        // the same, one row per candidate (empty without a search)
+  // Per plan.graph.plans entry: the link classes its flows cross (report/link_classes.hpp); empty when
+  // the driver did not compute them (the trace then leaves the detail out).
+  std::vector<std::string> plan_link_classes;
 
   bool ok() const { return status == "ok"; }
   int devices() const { return plan.devices; }

@@ -2,6 +2,11 @@
 // against their closed forms, the step graph, memory, bad input.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/driver/simulation.hpp"
@@ -53,8 +58,9 @@ TEST(GShard, MoeFlopsAndAllToAllBytesFollowTheirClosedForms) {
   ASSERT_EQ(w.experts_per_device(), 2);
   const double C = cf * k * T / E;  // per group of T tokens
   EXPECT_DOUBLE_EQ(w.expert_capacity(), C);
-  // All-to-all: a device sends its [E, C, M] dispatched tensor in bf16 = cf * k * T * M * 2 bytes.
-  EXPECT_DOUBLE_EQ(workload::gshard_all_to_all_bytes(w), cf * k * T * M * 2);
+  // All-to-all: a device sends its [E, C, M] dispatched tensor in float32 (the preset's activations) =
+  // cf * k * T * M * 4 bytes.
+  EXPECT_DOUBLE_EQ(workload::gshard_all_to_all_bytes(w), cf * k * T * M * 4);
   auto cm = calibration::ComputeModel(topo.device_profile, {61.5e12, 450e9, 2, 2});
   auto c = workload::gshard_layer_costs(w, cm);
   // Experts: 2 experts per device, each C tokens from each of 128 groups, two GEMMs of 2*M*H per token.
@@ -202,4 +208,75 @@ TEST(GShard, UsesOnlyComputeDevices) {
       workload::load_workload_model(source_path("workloads/gshard-moe.yaml"),
                                     {{"parallel.devices", std::to_string(topo.device_count())}}, topo),
       InputError);
+}
+
+namespace {
+
+double op_bytes(const workload::PassCost& p, const std::string& prefix) {
+  double bytes = 0;
+  for (const auto& op : p.ops)
+    if (std::string(op.name).rfind(prefix, 0) == 0) bytes += op.bytes;
+  return bytes;
+}
+
+}  // namespace
+
+TEST(GShard, GatingAndAdafactorPassesFollowTheirClosedForms) {
+  // Lingvo's Top2GatingOnLogits (gshard_math.cpp): 4 + 5 + 2 x 7 passes over the fp32 [S, E] gates, 7 over
+  // the [S, E, C] combine / dispatch tensors forward; 8 and 2 backward.
+  auto topo = preset("tpu-v3-pod", {{"dims", "[8,8]"}});
+  auto w = config(topo, {{"model.experts", "128"}, {"training.batch_tokens", "262144"}});
+  const double T = 2048, E = 128, C = 2 * T / E, eb = 4;
+  auto cm = calibration::ComputeModel(topo.device_profile, {61.5e12, 450e9, 2, 2});
+  auto c = workload::gshard_layer_costs(w, cm);
+  EXPECT_DOUBLE_EQ(op_bytes(c.gate_dispatch_forward, "gate softmax"), 4 * T * E * 4);
+  EXPECT_DOUBLE_EQ(op_bytes(c.gate_dispatch_forward, "top-2 choice"), (5 + 14) * T * E * 4);
+  EXPECT_DOUBLE_EQ(op_bytes(c.gate_dispatch_forward, "combine and dispatch"), 7 * T * E * C * eb);
+  EXPECT_DOUBLE_EQ(op_bytes(c.gate_dispatch_backward, "gate softmax backward"), 8 * T * E * 4);
+  EXPECT_DOUBLE_EQ(op_bytes(c.gate_dispatch_backward, "combine weights"), 2 * T * E * C * eb);
+  // Adafactor (Shazeer & Stern 2018, Alg. 4 with clipping and relative step): 9 fp32 accesses per weight.
+  EXPECT_DOUBLE_EQ(workload::gshard_adafactor_bytes(w), workload::gshard_device_params(w) * 9 * 4);
+}
+
+TEST(GShard, ActivationPrecisionMovesBytesNotMatmuls) {
+  auto topo = preset("tpu-v3-pod", {{"dims", "[8,8]"}});
+  workload::Overrides small = {{"model.experts", "128"}, {"training.batch_tokens", "262144"}};
+  auto fp32 = config(topo, small);
+  small.push_back({"training.activation_precision", "bf16"});
+  auto bf16 = config(topo, small);
+  EXPECT_DOUBLE_EQ(fp32.activation_bytes, 4);
+  EXPECT_DOUBLE_EQ(bf16.activation_bytes, 2);
+  EXPECT_DOUBLE_EQ(workload::gshard_all_to_all_bytes(fp32), 2 * workload::gshard_all_to_all_bytes(bf16));
+  auto cm = calibration::ComputeModel(topo.device_profile, {61.5e12, 450e9, 2, 2});
+  auto a = workload::gshard_layer_costs(fp32, cm), b = workload::gshard_layer_costs(bf16, cm);
+  EXPECT_DOUBLE_EQ(a.experts_forward.flops, b.experts_forward.flops);
+  EXPECT_DOUBLE_EQ(op_bytes(a.dense_ffn_forward, "ReLU"), 2 * op_bytes(b.dense_ffn_forward, "ReLU"));
+  EXPECT_GT(workload::gshard_memory(fp32, topo.device_profile).activations,
+            workload::gshard_memory(bf16, topo.device_profile).activations);
+  std::string e = config_error(topo, {{"training.activation_precision", "fp8"}});
+  EXPECT_NE(e.find("training.activation_precision"), std::string::npos) << e;
+}
+
+// Table 3 (validation/gshard-moe.csv): MoE(2048E, 36L) on 2048 TPU v3 cores, 0.72 steps/s. podsim
+// predicts 0.873 steps/s (21% optimistic; 1.22 before gating passes, Adafactor passes and float32
+// activations were modelled). The bound keeps the known miss from growing; it is not a fit.
+TEST(GShard, StepRateOfTable3) {
+  std::ifstream csv(source_path("validation/gshard-moe.csv"));
+  std::string line;
+  double published = 0;
+  while (std::getline(csv, line))
+    if (line.rfind("MoE(2048E 36L),", 0) == 0) {
+      std::vector<std::string> cells;
+      std::stringstream ss(line);
+      for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+      published = std::stod(cells.at(6));  // steps_per_s
+    }
+  ASSERT_DOUBLE_EQ(published, 0.72);
+  auto topo = preset("tpu-v3-pod");
+  auto model = workload::load_workload_model(source_path("workloads/gshard-moe.yaml"), {}, topo);
+  auto r = driver::simulate(topo, *model);
+  ASSERT_TRUE(r.ok()) << r.status_detail;
+  double predicted = 1 / r.step_time();
+  EXPECT_GT(predicted, published);  // still optimistic: what is missing is listed in docs/tpu-moe.md
+  EXPECT_LT(predicted / published, 1.25) << predicted;
 }

@@ -214,10 +214,10 @@ class Builder {
       }
       task(g_.add_plan(network::concurrent(plans)), Category::dp, TaskKind::dp);
     }
-    // Optimizer over this device's weights: Adafactor reads weight and gradient and writes the weight
-    // (fp32, factored statistics are negligible); Adam as Megatron's mixed-precision optimizer.
+    // Optimizer over this device's weights: Adafactor's passes (gshard_adafactor_bytes); Adam as
+    // Megatron's mixed-precision optimizer.
     double device_params = gshard_device_params(w_);
-    double seconds = w_.adafactor ? cm_->memory_op(device_params * 3 * w_.weight_bytes)
+    double seconds = w_.adafactor ? cm_->memory_op(gshard_adafactor_bytes(w_))
                                   : optimizer_cost(device_params, *cm_).seconds;
     g_.add_compute(TaskKind::optimizer, stream_, 0, seconds, Category::optimizer);
   }

@@ -79,6 +79,9 @@ GShardConfig read_gshard_workload(const ConfigNode& root, int topology_devices) 
   } catch (const std::invalid_argument& e) {
     train.fail("precision", e.what());
   }
+  std::string activations = train.choice_or("activation_precision", {"same", "fp32", "bf16"}, "same");
+  w.activation_bytes =
+      activations == "same" ? topology::bytes_per_element(w.precision) : (activations == "fp32" ? 4 : 2);
   w.rematerialization = train.boolean_or("rematerialization", true);
   w.adafactor = train.choice_or("optimizer", {"adafactor", "adam"}, "adafactor") == "adafactor";
   w.weight_bytes = train.choice_or("weight_precision", {"fp32", "bf16"}, "fp32") == "fp32" ? 4 : 2;

@@ -21,7 +21,7 @@ Dims dims(const GShardConfig& w) {
   d.T = static_cast<double>(w.tokens_per_device());
   d.V = static_cast<double>(w.vocab);
   d.E = static_cast<double>(w.experts);
-  d.eb = element_bytes(w.precision);
+  d.eb = w.activation_bytes;
   d.S = static_cast<double>(w.group_tokens());
   d.C = w.expert_capacity();
   d.g = static_cast<double>(w.groups_per_device());
@@ -31,6 +31,27 @@ Dims dims(const GShardConfig& w) {
   d.sequences = d.T / d.s;
   return d;
 }
+
+// GShard's top-2 gating as Lingvo writes it (tensorflow/lingvo lingvo/core/gshard_layers.py,
+// Top2GatingOnLogits; the einsum implementation of Lepikhin et al. 2020, Algorithm 1), counted in passes over
+// a group's [S, E] gate tensors (fp32) and [S, E, C] combine / dispatch tensors, each pass one read or write
+// of the whole tensor. XLA fuses element-wise chains into their consumer; what is counted are the tensors a
+// reduction, argmax, cumsum or einsum reads and those several consumers share (written once):
+//  - softmax over E: max, sum of exponentials, normalize (3 reads, 1 write);
+//  - top-2 choice: argmax of the gates (1), gate_1 = einsum(gates, mask_1) (1), the density proxy
+//    reduce_mean(gates) for the auxiliary loss (1), argmax of the gates without the first (1), gate_2 (1);
+//  - per choice k = 1, 2: the exclusive cumsum of mask_k written (1), the over-capacity summary (1), the
+//    capacity-masked mask written (1) and read by position_in_expert (einsum), mask_k_count, mask_k_flat
+//    (3), the position einsum's own read of the cumsum (1): 7 each;
+//  - [S, E, C]: each choice's outer product einsum(GSE, GSC -> GSEC) written (2), their sum (2 reads, 1
+//    write), dispatch = cast(combine) (1 read, 1 write).
+// Backward: the combine weights' gradient [S, E, C] written by the combine einsum's dgrad and reduced (2);
+// per choice the gate gradient's [S, E] einsum with its mask (2 x 2), their sum into the softmax backward
+// (2 reads, 1 write) and the auxiliary loss's density-proxy gradient (1).
+// The pass counts are podsim's reading of that code, not a measurement of XLA's fusion.
+constexpr double kGateBytes = 4;
+constexpr double kSoftmaxPasses = 4, kTopTwoPasses = 5, kPositionPasses = 7, kCombinePasses = 7;
+constexpr double kCombineBackwardPasses = 2, kGateBackwardPasses = 8;
 
 // Self-attention (queries, keys and values from the same tokens) or cross-attention (keys and values
 // from the encoder output), with the pre-layer-norm and the residual add.
@@ -125,9 +146,10 @@ GShardLayerCosts gshard_layer_costs(const GShardConfig& w, const ComputeModel& c
   auto& gd = c.gate_dispatch_forward;
   gd.add(memory_cost(cm, "layernorm", 2 * x.T * x.M * x.eb));
   gd.add(gemm_cost(cm, "gate logits", x.S, x.E, x.M, x.g));
-  gd.add(memory_cost(cm, "gate softmax (fp32)", x.T * x.E * (x.eb + 8)));
-  gd.add(memory_cost(cm, "top-k, positions (cumsum), capacity mask", 4 * x.T * x.E * 4));
-  gd.add(memory_cost(cm, "dispatch mask and combine weights [S,E,C]", 2 * mask * x.eb));
+  gd.add(memory_cost(cm, "gate softmax (fp32)", kSoftmaxPasses * x.T * x.E * kGateBytes));
+  gd.add(memory_cost(cm, "top-2 choice, positions (cumsum), capacity masks (fp32 [S,E])",
+                     (kTopTwoPasses + 2 * kPositionPasses) * x.T * x.E * kGateBytes));
+  gd.add(memory_cost(cm, "combine and dispatch tensors [S,E,C]", kCombinePasses * mask * x.eb));
   gd.add(gemm_cost(cm, "dispatch einsum (GSEC,GSM->EGCM)", ec, x.M, x.S, x.g));
   auto& ex = c.experts_forward;
   ex.add(gemm_cost(cm, "expert fc1", x.expert_tokens, x.H, x.M, x.el));
@@ -147,8 +169,8 @@ GShardLayerCosts gshard_layer_costs(const GShardConfig& w, const ComputeModel& c
   linear_backward(exb, cm, "expert fc1 dgrad", "expert fc1 wgrad", x.expert_tokens, x.H, x.M, x.el);
   auto& gdb = c.gate_dispatch_backward;
   gdb.add(gemm_cost(cm, "dispatch einsum dgrad", x.S, x.M, ec, x.g));
-  gdb.add(memory_cost(cm, "combine weights to gate gradient", 2 * mask * x.eb));
-  gdb.add(memory_cost(cm, "gate softmax backward (fp32)", x.T * x.E * 12));
+  gdb.add(memory_cost(cm, "combine weights to gate gradient", kCombineBackwardPasses * mask * x.eb));
+  gdb.add(memory_cost(cm, "gate softmax backward (fp32)", kGateBackwardPasses * x.T * x.E * kGateBytes));
   linear_backward(gdb, cm, "gate logits dgrad", "gate logits wgrad", x.S, x.E, x.M, x.g);
   gdb.add(memory_cost(cm, "layernorm backward", 3 * x.T * x.M * x.eb));
 
@@ -192,6 +214,17 @@ double gshard_hardware_flops(const GShardLayerCosts& c, const GShardConfig& w) {
   double per_device =
       fwd * (w.rematerialization ? 2 : 1) + bwd + c.head_forward.flops + c.head_backward.flops;
   return per_device * w.devices;
+}
+
+double gshard_adafactor_bytes(const GShardConfig& w) {
+  // Adafactor with factored second moments, no momentum, update clipping and the parameter-scaled relative
+  // step (Shazeer & Stern 2018, Algorithm 4 and Sec. 6-8; GShard trains with it, Lepikhin et al. Sec. 5),
+  // per weight: the gradient read for its squared row and column sums (2 reductions along different
+  // axes: 2 reads) and for the update U = G / sqrt(V) (1 read, U written), U read for its RMS (clipping),
+  // the weight read for its RMS (relative step) and again with U for the update, the weight written: 9
+  // accesses of weight_bytes. The factored statistics themselves are rows and columns (negligible).
+  constexpr double kAccesses = 9;
+  return gshard_device_params(w) * kAccesses * w.weight_bytes;
 }
 
 MemoryBreakdown gshard_memory(const GShardConfig& w, const calibration::DeviceProfile& profile) {

@@ -1,5 +1,8 @@
 #include "podsim/workload/transformer/layer_ops.hpp"
 
+#include "podsim/workload/transformer/mla_math.hpp"
+#include "podsim/workload/transformer/mla_ops.hpp"
+#include "podsim/workload/transformer/mtp_ops.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -114,7 +117,13 @@ void attention_core_forward(PassCost& p, const ComputeModel& cm, const Shapes& x
 // sequence-parallel collective overlaps with under Transformer Engine's userbuffers (parallel.tp_overlap).
 struct LinearSeconds {
   double qkv = 0, proj = 0, fc1 = 0, fc2 = 0;
+  MlaSeconds mla;  // the MLA attention half's GEMMs (model.attention: mla)
 };
+
+MlaRankShapes mla_shapes(const WorkloadConfig& w, const Shapes& x) {
+  return {x.b, x.tokens, x.sp_tokens,      x.q_len, x.kv_len,
+          x.t, x.eb,     x.quantize_bytes, x.flash, w.parallel.sequence_parallel};
+}
 
 // Runs `add` (which adds kernels to `p`) and adds the seconds they took to `into`.
 template <class AddKernels>
@@ -124,16 +133,19 @@ void timed(PassCost& p, double& into, AddKernels&& add) {
   into += p.seconds - before;
 }
 
-void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x, const LinearSeconds& linear) {
+void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x, const LinearSeconds& linear,
+                    bool backward) {
   if (w.parallel.tp == 1) return;
   double bytes = x.tokens * x.h * x.eb;
+  bool mla = is_mla(w.model);  // MLA gathers its latents, not h (mla_ops.hpp)
+  if (mla) mla_input_collectives(p, w.model, mla_shapes(w, x), linear.mla, backward);
   if (w.parallel.sequence_parallel) {
-    p.tp.push_back({CollectiveKind::all_gather, bytes, linear.qkv});
+    if (!mla) p.tp.push_back({CollectiveKind::all_gather, bytes, linear.qkv});
     p.tp.push_back({CollectiveKind::reduce_scatter, bytes, linear.proj});
     p.tp.push_back({CollectiveKind::all_gather, bytes, linear.fc1});
     p.tp.push_back({CollectiveKind::reduce_scatter, bytes, linear.fc2});
   } else {
-    p.tp.push_back({CollectiveKind::all_reduce, bytes});
+    if (!mla || !backward) p.tp.push_back({CollectiveKind::all_reduce, bytes});
     p.tp.push_back({CollectiveKind::all_reduce, bytes});
   }
 }
@@ -192,13 +204,17 @@ PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sha
   const char* residual = w.model.linear_bias ? "bias-dropout-add" : "dropout-add";
   LinearSeconds linear;
   p.add(memory_cost(cm, norm_name(w, false), 2 * E * x.eb));
-  quantize(p, cm, "QKV input quantize (fp8)", x, x.tokens * x.h);
-  timed(p, linear.qkv, [&] { p.add(gemm_cost(cm, "QKV projection", x.tokens, x.qkv_width, x.h)); });
-  rotary(p, w, cm, x, "rotary embedding");
-  attention_core_forward(p, cm, x);
-  quantize(p, cm, "output projection input quantize (fp8)", x, x.tokens * x.attention_width);
-  timed(p, linear.proj,
-        [&] { p.add(gemm_cost(cm, "attention output projection", x.tokens, x.h, x.attention_width)); });
+  if (is_mla(w.model)) {
+    mla_attention_forward(p, w.model, cm, mla_shapes(w, x), linear.mla);
+  } else {
+    quantize(p, cm, "QKV input quantize (fp8)", x, x.tokens * x.h);
+    timed(p, linear.qkv, [&] { p.add(gemm_cost(cm, "QKV projection", x.tokens, x.qkv_width, x.h)); });
+    rotary(p, w, cm, x, "rotary embedding");
+    attention_core_forward(p, cm, x);
+    quantize(p, cm, "output projection input quantize (fp8)", x, x.tokens * x.attention_width);
+    timed(p, linear.proj,
+          [&] { p.add(gemm_cost(cm, "attention output projection", x.tokens, x.h, x.attention_width)); });
+  }
   p.add(memory_cost(cm, residual, E * (3 * x.eb + 1)));
   p.add(memory_cost(cm, norm_name(w, false), 2 * E * x.eb));
   quantize(p, cm, "MLP fc1 input quantize (fp8)", x, x.tokens * x.h);
@@ -207,29 +223,15 @@ PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sha
   quantize(p, cm, "MLP fc2 input quantize (fp8)", x, x.tokens * x.f / x.t);
   timed(p, linear.fc2, [&] { p.add(gemm_cost(cm, "MLP fc2", x.tokens, x.h, x.f / x.t)); });
   p.add(memory_cost(cm, residual, E * (3 * x.eb + 1)));
-  tp_collectives(p, w, x, linear);
+  tp_collectives(p, w, x, linear, false);
   return p;
 }
 
-PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
-  PassCost p;
-  double E = x.sp_tokens * x.h;
+// The attention half of the backward of an MHA / GQA layer: output projection, attention core, rotary,
+// QKV projection.
+void mha_attention_backward(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x,
+                            LinearSeconds& linear) {
   double heads = x.b * x.heads_per_rank;
-  const char* residual = w.model.linear_bias ? "bias-dropout-add backward" : "dropout-add backward";
-  // The backward collective of a linear layer overlaps its dgrad and wgrad GEMMs (TE pipelines the
-  // all-gather of dY with dgrad and runs the reduce-scatter of dX during wgrad).
-  LinearSeconds linear;
-  // In reverse order of the forward pass; each fp8 GEMM's output gradient is quantized first.
-  p.add(memory_cost(cm, residual, E * (2 * x.eb + 1) + 3 * E * x.eb));
-  quantize(p, cm, "MLP fc2 grad quantize (fp8)", x, x.tokens * x.h);
-  timed(p, linear.fc2,
-        [&] { linear_backward(p, cm, "MLP fc2 dgrad", "MLP fc2 wgrad", x.tokens, x.h, x.f / x.t); });
-  p.add(mlp_activation_backward(w, cm, x));
-  quantize(p, cm, "MLP fc1 grad quantize (fp8)", x, x.tokens * x.fc1_width);
-  timed(p, linear.fc1,
-        [&] { linear_backward(p, cm, "MLP fc1 dgrad", "MLP fc1 wgrad", x.tokens, x.fc1_width, x.h); });
-  p.add(memory_cost(cm, norm_name(w, true), 3 * E * x.eb));
-  p.add(memory_cost(cm, residual, E * (2 * x.eb + 1) + 3 * E * x.eb));
   quantize(p, cm, "output projection grad quantize (fp8)", x, x.tokens * x.h);
   timed(p, linear.proj, [&] {
     linear_backward(p, cm, "output projection dgrad", "output projection wgrad", x.tokens, x.h,
@@ -254,11 +256,36 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
   quantize(p, cm, "QKV grad quantize (fp8)", x, x.tokens * x.qkv_width);
   timed(p, linear.qkv, [&] { linear_backward(p, cm, "QKV dgrad", "QKV wgrad", x.tokens, x.qkv_width, x.h); });
   if (w.model.linear_bias) p.add(memory_cost(cm, "QKV bias grad", x.tokens * x.qkv_width * x.eb));
+}
+
+PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
+  PassCost p;
+  double E = x.sp_tokens * x.h;
+  const char* residual = w.model.linear_bias ? "bias-dropout-add backward" : "dropout-add backward";
+  // The backward collective of a linear layer overlaps its dgrad and wgrad GEMMs (TE pipelines the
+  // all-gather of dY with dgrad and runs the reduce-scatter of dX during wgrad).
+  LinearSeconds linear;
+  // In reverse order of the forward pass; each fp8 GEMM's output gradient is quantized first.
+  p.add(memory_cost(cm, residual, E * (2 * x.eb + 1) + 3 * E * x.eb));
+  quantize(p, cm, "MLP fc2 grad quantize (fp8)", x, x.tokens * x.h);
+  timed(p, linear.fc2,
+        [&] { linear_backward(p, cm, "MLP fc2 dgrad", "MLP fc2 wgrad", x.tokens, x.h, x.f / x.t); });
+  p.add(mlp_activation_backward(w, cm, x));
+  quantize(p, cm, "MLP fc1 grad quantize (fp8)", x, x.tokens * x.fc1_width);
+  timed(p, linear.fc1,
+        [&] { linear_backward(p, cm, "MLP fc1 dgrad", "MLP fc1 wgrad", x.tokens, x.fc1_width, x.h); });
+  p.add(memory_cost(cm, norm_name(w, true), 3 * E * x.eb));
+  p.add(memory_cost(cm, residual, E * (2 * x.eb + 1) + 3 * E * x.eb));
+  if (is_mla(w.model)) {
+    mla_attention_backward(p, w.model, cm, mla_shapes(w, x), linear.mla);
+  } else {
+    mha_attention_backward(p, w, cm, x, linear);
+  }
   p.add(memory_cost(cm, norm_name(w, true), 3 * E * x.eb));
   if (x.accumulate_bytes_per_param > 0)
     p.add(memory_cost(cm, "weight-gradient accumulation",
                       layer_params(w.model) / x.t * x.accumulate_bytes_per_param));
-  tp_collectives(p, w, x, linear);
+  tp_collectives(p, w, x, linear, true);
   return p;
 }
 
@@ -307,7 +334,11 @@ LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeMo
   if (w.training.recompute == Recompute::full) {
     c.recompute = c.forward;
   } else if (w.training.recompute == Recompute::selective) {
-    attention_core_forward(c.recompute, cm, x);  // no collectives: the attention core is rank-local
+    // no collectives: the attention core is rank-local
+    if (is_mla(w.model))
+      mla_attention_core_forward(c.recompute, w.model, cm, mla_shapes(w, x));
+    else
+      attention_core_forward(c.recompute, cm, x);
   }
   return c;
 }
@@ -359,6 +390,7 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
     c.output_backward.tp.push_back(
         {w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
          x.tokens * x.h * x.eb});
+  add_mtp_costs(c, w, micro_batch, cm);  // multi-token prediction modules beside the output layer
   return c;
 }
 

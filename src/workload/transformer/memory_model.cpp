@@ -5,6 +5,8 @@
 
 #include "podsim/workload/transformer/context_parallel.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
+#include "podsim/workload/transformer/mla_math.hpp"
+#include "podsim/workload/transformer/mtp_ops.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -23,6 +25,7 @@ double stage_params(const WorkloadConfig& w, int stage) {
     params += final_norm_params(m);
     // The output layer: its own weights when untied; when tied, the last stage's copy of the embedding.
     if (!m.tied_embeddings || p.pp > 1) params += word_embedding;
+    params += mtp_params(m) / t;  // multi-token prediction modules (shared embedding and head)
   }
   return params;
 }
@@ -52,6 +55,14 @@ LayerActivations layer_activations(const WorkloadConfig& w, int micro_batch) {
   x.replicated = sb * h * (2 * ab + 2 * kMask + 2 * gemm_in);  // norm inputs, masks, QKV and fc1 inputs
   double mlp_input = m.mlp == Mlp::swiglu ? 2 * f : f;         // SwiGLU keeps the gate and up halves
   x.split = sb * (ab * ((a + 2 * g) * d + mlp_input) + gemm_in * (a * d + f));  // + out-proj, fc2 inputs
+  if (is_mla(m)) {
+    // MLA: the attention core's Q and K of nope + rope and V of v_head_dim per head (d = v_head_dim is the
+    // output projection's input); the latents, replicated (split by sequence parallelism), each kept as
+    // its norm's input and as the up-projection's input, and the shared k_rope.
+    double qk = mla_qk_head_dim(m), lat = static_cast<double>(m.q_lora_rank + m.kv_lora_rank);
+    x.split = sb * (ab * (a * (2 * qk + d) + mlp_input) + gemm_in * (a * d + f));
+    x.replicated += sb * (lat * (ab + gemm_in) + ab * m.qk_rope_head_dim);
+  }
   // Unfused: softmax output, dropout mask and output, s x s per query head. Flash attention keeps only
   // its fp32 logsumexp per query row (the scores are rebuilt inside the backward kernel).
   x.scores = w.training.attention == Attention::flash ? sb * a * 4 : sb * m.seq_len * a * (2 * ab + kMask);
@@ -131,7 +142,8 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     mb.activations = in_flight * layers_per_chunk * stored + working;
     if (s == 0) mb.activations += in_flight * sbh;  // embedding dropout masks
     if (s == p.pp - 1)                              // logits and fp32 softmax of the microbatch in flight
-      mb.activations += local_tokens * w.model.vocab / p.tp * (eb + 4 + 4);
+      mb.activations += local_tokens * w.model.vocab / p.tp * (eb + 4 + 4) +
+                        mtp_activation_bytes(w, micro_batch);  // MTP: its last chunk has one in flight
     mb.buffers = 2 * 2 * sbh * eb;                  // p2p send and receive buffers, both directions
     mb.buffers += cp_buffer_bytes(w, micro_batch);  // context parallelism: KV blocks in flight
     // ZeRO-3: the other ranks' shards of the units being computed are gathered in; the local shard is

@@ -56,6 +56,8 @@ void require_gpt_layer(const ModelConfig& m, const ConfigNode& model, const char
     model.fail(key, fmt::format("the {} model costs the GPT-3 layer only; remove model.{} or set it to {}",
                                 machine, key, valid));
   };
+  if (m.attention_type != AttentionType::mha) reject("attention", "mha");
+  if (m.mtp_layers != 0) reject("mtp_layers", "0");
   if (m.kv_heads != m.heads) reject("kv_heads", "heads");
   if (m.head_dim * m.heads != m.hidden) reject("head_dim", "hidden/heads");
   if (m.mlp != Mlp::gelu) reject("mlp", "gelu");

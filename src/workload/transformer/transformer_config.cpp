@@ -9,6 +9,7 @@
 #include "podsim/core/error.hpp"
 #include "podsim/network/collective_registry.hpp"
 #include "podsim/workload/bounded_reads.hpp"
+#include "podsim/workload/transformer/mla_math.hpp"
 #include "podsim/workload/transformer/model_checks.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 
@@ -113,6 +114,7 @@ ModelConfig read_model_section(const ConfigNode& model, const std::string& name)
   m.position_embedding =
       choice_or(model, "position_embedding", kPositionEmbeddingNames, PositionEmbedding::learned);
   m.linear_bias = model.boolean_or("linear_bias", true);
+  read_mla_keys(model, m);  // model.attention, the MLA dimensions, mtp_layers (mla_config.cpp)
   model.reject_unknown_keys();
   validate_model_shape(m, model);
   return m;
@@ -252,6 +254,7 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
   const auto& p = w.parallel;
   const auto& m = w.model;
   validate_context_parallel(w, par, model, devices);
+  validate_mla(w, root);
   long long total = static_cast<long long>(p.tp) * p.pp * p.dp * p.cp;
   if (total > devices)
     par.fail(

@@ -1,5 +1,7 @@
 #include "podsim/workload/transformer/transformer_math.hpp"
 
+#include "podsim/workload/transformer/mla_math.hpp"
+
 namespace podsim::workload {
 namespace {
 
@@ -14,12 +16,14 @@ double norm_params(const ModelConfig& m) {
 
 // Weights of the GEMMs of one layer (what a token multiplies through): Q, K, V, output projection, MLP.
 double layer_gemm_weights(const ModelConfig& m) {
+  if (is_mla(m)) return mla_gemm_weights(m) + mlp_matrices(m) * m.hidden * m.ffn_hidden;
   double h = m.hidden, a = m.heads, g = m.query_groups(), d = m.dim(), f = m.ffn_hidden;
   return h * (a + 2 * g) * d + a * d * h + mlp_matrices(m) * h * f;
 }
 
 // Score and value FLOPs of one layer's forward per sequence: Q K^T and (softmax) V over all query heads.
 double attention_flops_per_sequence(const ModelConfig& m, bool causal) {
+  if (is_mla(m)) return mla_attention_flops_per_sequence(m, causal);
   double s = m.seq_len;
   return 2.0 * 2.0 * s * s * m.heads * m.dim() * (causal ? 0.5 : 1.0);
 }
@@ -31,7 +35,7 @@ double layer_params(const ModelConfig& m) {
   double biases = 0;
   if (m.linear_bias)  // QKV, output projection, fc1 (2f wide for SwiGLU), fc2
     biases = (a + 2 * g) * d + h + (mlp_matrices(m) - 1) * f + h;
-  return layer_gemm_weights(m) + biases + 2 * norm_params(m);
+  return layer_gemm_weights(m) + biases + 2 * norm_params(m) + (is_mla(m) ? mla_norm_params(m) : 0);
 }
 
 double embedding_params(const ModelConfig& m) {
@@ -66,12 +70,13 @@ double megatron_eq3_flops(const ModelConfig& m, double global_batch) {
 }
 
 double model_flops(const ModelConfig& m, double global_batch) {
-  return 3 * m.layers * layer_forward_flops(m, global_batch) + 3 * logits_forward_flops(m, global_batch);
+  return 3 * m.layers * layer_forward_flops(m, global_batch) + 3 * logits_forward_flops(m, global_batch) +
+         3 * mtp_forward_flops(m, global_batch, false);
 }
 
 double model_flops_causal(const ModelConfig& m, double global_batch) {
   return 3 * m.layers * layer_forward_flops(m, global_batch, true) +
-         3 * logits_forward_flops(m, global_batch);
+         3 * logits_forward_flops(m, global_batch) + 3 * mtp_forward_flops(m, global_batch, true);
 }
 
 double hardware_flops(const ModelConfig& m, double global_batch, Recompute recompute, Attention attention) {
@@ -80,9 +85,12 @@ double hardware_flops(const ModelConfig& m, double global_batch, Recompute recom
   // model_flops counts the attention core 3x (forward + 2x backward); the flash backward runs 2.5x.
   double flops = (flash ? model_flops_causal(m, global_batch) : model_flops(m, global_batch)) +
                  (flash ? 0.5 * m.layers * attention_forward : 0);
-  if (recompute == Recompute::full) flops += m.layers * layer_forward_flops(m, global_batch, flash);
+  // MTP layers (mla_math.hpp) run and recompute like the main model's layers.
+  double layers = m.layers + m.mtp_layers;
+  if (flash) flops += 0.5 * m.mtp_layers * attention_forward;
+  if (recompute == Recompute::full) flops += layers * layer_forward_flops(m, global_batch, flash);
   if (recompute == Recompute::selective)  // only the attention core (Q K^T, softmax, (softmax) V) is redone
-    flops += m.layers * attention_forward;
+    flops += layers * attention_forward;
   return flops;
 }
 

@@ -32,6 +32,10 @@ struct GShardConfig {
   bool rematerialization = true;
   bool adafactor = true;    // Adafactor (factored second moments, no momentum) or Adam
   double weight_bytes = 4;  // bytes per weight (fp32 master weights)
+  // Bytes per stored activation element (training.activation_precision): what element-wise kernels move,
+  // what layers keep and what the all-to-alls send. On TPUs the matmuls take bf16 inputs whatever this is
+  // (XLA's default precision), so it does not change the GEMMs' rate.
+  double activation_bytes = 2;
   double grad_reduce_bytes = 4;
 
   long long layers_per_stack() const { return layers / 2; }

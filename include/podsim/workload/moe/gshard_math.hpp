@@ -45,6 +45,9 @@ GShardLayerCosts gshard_layer_costs(const GShardConfig& w, const calibration::Co
 double gshard_model_flops(const GShardConfig& w);
 double gshard_hardware_flops(const GShardLayerCosts& c, const GShardConfig& w);
 
+// HBM bytes of one Adafactor step over this device's weights (gshard_math.cpp says which accesses).
+double gshard_adafactor_bytes(const GShardConfig& w);
+
 // Weights, gradients, optimizer state, activations (all layers' inputs with rematerialization, every
 // stored tensor without) and framework memory of one device.
 MemoryBreakdown gshard_memory(const GShardConfig& w, const calibration::DeviceProfile& profile);

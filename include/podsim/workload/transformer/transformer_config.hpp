@@ -28,6 +28,13 @@ enum class PositionEmbedding { learned, rope };  // learned: a seq_len x h table
 inline constexpr auto kPositionEmbeddingNames = name_table<PositionEmbedding>(
     {{PositionEmbedding::learned, "learned"}, {PositionEmbedding::rope, "rope"}});
 
+// The attention block: multi-head attention (grouped-query attention is mha with kv_heads) or DeepSeek's
+// multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, Sec. 2.1): queries and keys/values go through
+// low-rank latents, each head's key has a decoupled RoPE part (mla_math.hpp, mla_ops.hpp).
+enum class AttentionType { mha, mla };
+inline constexpr auto kAttentionTypeNames =
+    name_table<AttentionType>({{AttentionType::mha, "mha"}, {AttentionType::mla, "mla"}});
+
 struct ModelConfig {
   std::string name;
   long long layers = 0, hidden = 0, heads = 0, ffn_hidden = 0, seq_len = 0, vocab = 0;
@@ -39,6 +46,11 @@ struct ModelConfig {
   bool tied_embeddings = true;  // output layer shares the word embedding (GPT); Llama has its own
   PositionEmbedding position_embedding = PositionEmbedding::learned;
   bool linear_bias = true;  // biases on every linear layer (GPT-3); Llama and Nemotron have none
+  // model.attention and the MLA dimensions (read by read_mla_keys, mla_config.cpp): q_lora_rank 0 = queries
+  // not compressed; the qk head is qk_nope_head_dim + qk_rope_head_dim wide, the value head v_head_dim.
+  AttentionType attention_type = AttentionType::mha;
+  long long q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  int mtp_layers = 0;  // DeepSeek-V3 multi-token prediction modules on the last stage (0 = none)
 
   long long query_groups() const { return kv_heads > 0 ? kv_heads : heads; }
   long long dim() const { return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0); }

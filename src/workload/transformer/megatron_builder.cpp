@@ -8,6 +8,7 @@
 #include "podsim/core/error.hpp"
 #include "podsim/core/units.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/transformer_loader.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -67,22 +68,27 @@ StepPlan StepBuilder::describe() {
   plan.peak_flops = rates.peak_flops;
   layer_ = layer_costs(w_, mb_, *cm_);
   head_ = head_costs(w_, mb_, *cm_);
+  if (w_.moe.enabled()) moe_ = moe_layer_costs(w_, mb_, *cm_, layer_);
   programs_ = build_schedule(p_ == 1 ? Schedule::none : w_.parallel.schedule, p_, m_, v_);
   plan.memory = stage_memory(w_, mb_, v_, peak_in_flight(programs_), topo_.device_profile);
   double batch = static_cast<double>(w_.training.global_batch);
-  plan.hardware_flops = hardware_flops(w_.model, batch, w_.training.recompute, w_.training.attention);
-  plan.model_flops_causal = model_flops_causal(w_.model, batch);
+  plan.hardware_flops = moe_hardware_flops(w_, batch);  // = hardware_flops for dense models (moe_math)
+  plan.model_flops_causal = moe_model_flops_causal(w_, batch);
   // MFU counts attention over the full s x s scores (SC21 Eq. 3) where the kernels compute them
   // (unfused attention); flash attention skips the masked half, which is then neither executed nor
   // useful work, so MFU counts causal attention as NVIDIA does (mfu = mfu_causal; notes() says so).
   plan.model_flops =
-      w_.training.attention == Attention::flash ? plan.model_flops_causal : model_flops(w_.model, batch);
+      w_.training.attention == Attention::flash ? plan.model_flops_causal : moe_model_flops(w_, batch);
   plan.settings = settings();
   plan.description = description();
   plan.notes = notes();
   append_kernels(plan.kernels, "layer forward", layer_.forward);
   append_kernels(plan.kernels, "layer recompute", layer_.recompute);
   append_kernels(plan.kernels, "layer backward", layer_.backward);
+  if (moe_) {
+    append_kernels(plan.kernels, "MoE layer forward", moe_->layer.forward);
+    append_kernels(plan.kernels, "MoE layer backward", moe_->layer.backward);
+  }
   append_kernels(plan.kernels, "embedding forward", head_.embedding_forward);
   append_kernels(plan.kernels, "embedding backward", head_.embedding_backward);
   append_kernels(plan.kernels, "output layer forward", head_.output_forward);
@@ -115,7 +121,8 @@ StepPlan StepBuilder::build() {
     compute_stream_.push_back(g_.add_stream(fmt::format("stage {} compute", s), s, rep));
     dp_stream_.push_back(g_.add_stream(fmt::format("stage {} data-parallel", s), s, rep, false));
     gather_stream_.push_back(g_.add_stream(fmt::format("stage {} parameter gather", s), s, rep, false));
-    if (tp_overlap_ || (layout_.cp > 1 && w_.parallel.cp_algorithm == CpAlgorithm::ring))
+    if (tp_overlap_ || (layout_.cp > 1 && w_.parallel.cp_algorithm == CpAlgorithm::ring) ||
+        (moe_ && w_.moe.overlap == MoeOverlap::dispatch))
       overlap_stream_.push_back(g_.add_stream(fmt::format("stage {} overlapped comm", s), s, rep, false));
   }
   build_pipeline();
@@ -152,7 +159,20 @@ void StepBuilder::check_memory(const std::vector<MemoryBreakdown>& memory) {
 
 std::vector<std::pair<std::string, std::string>> StepBuilder::settings() const {
   const auto& c = w_;
-  return {{"model_params_billion", fmt::format("{:.5g}", total_params(c.model) / 1e9)},
+  std::vector<std::pair<std::string, std::string>> moe;
+  if (c.moe.enabled())
+    moe = {{"ep", std::to_string(c.parallel.ep)},  // summary columns shared with gshard_moe
+           {"experts", std::to_string(c.moe.experts)},
+           {"top_k", std::to_string(c.moe.top_k)},
+           {"capacity_factor", c.moe.dropless() ? "none" : fmt::format("{:.3g}", c.moe.capacity_factor)}};
+  auto out = settings_list();
+  out.insert(out.end(), moe.begin(), moe.end());
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> StepBuilder::settings_list() const {
+  const auto& c = w_;
+  return {{"model_params_billion", fmt::format("{:.5g}", moe_total_params(c) / 1e9)},
           {"tp", std::to_string(layout_.tp)},
           {"pp", std::to_string(layout_.pp)},
           {"dp", std::to_string(layout_.dp)},
@@ -252,6 +272,7 @@ std::vector<std::string> StepBuilder::notes() const {
         "gradients reduce-scattered in every backward (FSDP2 / Megatron-FSDP with gradient accumulation); "
         "a pass's L layer gathers are folded into one exposed first gather and one gather beside the "
         "compute");
+  if (moe_) n.push_back(moe_note());
   n.push_back("not modelled: data loading, CPU launch stalls");
   return n;
 }

@@ -4,6 +4,7 @@
 // from grad_group(); HSDP (parallel.shard_group) splits it into shard groups and replica groups.
 #include "megatron_step_builder.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -13,8 +14,11 @@ using network::Collective;
 using network::CollectiveKind;
 
 double StepBuilder::chunk_params(int s, int chunk) const {
-  double params = layers_per_chunk_ * layer_params(w_.model) / layout_.tp;
-  double stage_extra = stage_params(w_, s) - (w_.model.layers / p_) * layer_params(w_.model) / layout_.tp;
+  // Dense parameters only: routed experts reduce over their own group (moe_step.cpp).
+  double params = layers_per_chunk_ * layer_params(w_.model) / layout_.tp +
+                  moe_layers_in_chunk(s, chunk) * moe_dense_delta_per_layer(w_);
+  double stage_extra = stage_params(w_, s) - (w_.model.layers / p_) * layer_params(w_.model) / layout_.tp -
+                       moe_stage_params_delta(w_, s);
   if ((s == 0 && chunk == 0) || (s == p_ - 1 && chunk == v_ - 1)) params += stage_extra;
   return params;
 }
@@ -105,9 +109,10 @@ std::vector<int> StepBuilder::reduce_gradients() {
   std::vector<int> grads_ready(p_);
   for (int s = 0; s < p_; ++s) {
     if (grad_ranks() > 1 && !w_.parallel.dp_overlap && w_.parallel.zero < 3) {
-      double grads = stage_params(w_, s) * w_.training.grad_reduce_bytes;
+      double grads = (stage_params(w_, s) - expert_stage_params(w_, s)) * w_.training.grad_reduce_bytes;
       g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, grads), Category::dp, {flush_done_[s]});
     }
+    if (moe_ && !w_.parallel.dp_overlap && w_.parallel.zero < 3) add_expert_reduction(s, s, true, {flush_done_[s]});
     grads_ready[s] = g_.add_comm(TaskKind::call_done, dp_stream_[s], s, -1, Category::tp, {flush_done_[s]});
   }
   return grads_ready;
@@ -139,14 +144,19 @@ int StepBuilder::sync_embeddings(const std::vector<int>& grads_ready) {
 // parameters sharded and gathers them per unit before use.
 void StepBuilder::add_optimizer_steps(int sync_id) {
   for (int s = 0; s < p_; ++s) {
-    double params = stage_params(w_, s) / (w_.parallel.zero >= 1 ? shard_size(s) : 1);
+    double experts = expert_stage_params(w_, s), edp = expert_data_parallel(w_.parallel);
+    double params = (stage_params(w_, s) - experts) / (w_.parallel.zero >= 1 ? shard_size(s) : 1) +
+                    experts / (w_.parallel.zero >= 1 ? edp : 1);
     int opt_id = g_.add_compute(TaskKind::optimizer, compute_stream_[s], s,
                                 optimizer_cost(params, *cm_).seconds, Category::optimizer, {sync_id});
     if (!gathers_after_optimizer()) continue;
     // Parameters are gathered in their 16-bit copy (the fp8 copy is made per GEMM, precision_bytes.hpp).
-    double bytes = stage_params(w_, s) * workload::activation_bytes(w_.training);
+    double bytes = (stage_params(w_, s) - experts) * workload::activation_bytes(w_.training);
     int plan = param_gather_plan(s, bytes);
     if (plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, plan, Category::dp, {opt_id});
+    int expert_plan =
+        expert_dp_plan(s, experts * workload::activation_bytes(w_.training), CollectiveKind::all_gather);
+    if (expert_plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, expert_plan, Category::dp, {opt_id});
   }
 }
 

@@ -53,6 +53,7 @@ StepBuilder::ChunkWork StepBuilder::chunk_work(int stage, int chunk, Pass pass) 
   auto key = std::make_tuple(stage, chunk, pass == Pass::forward);
   auto it = chunk_cache_.find(key);
   if (it != chunk_cache_.end()) return it->second;
+  if (moe_) return chunk_cache_[key] = moe_chunk_work(stage, chunk, pass);
   bool has_embedding = stage == 0 && chunk == 0;
   bool has_output = stage == p_ - 1 && chunk == v_ - 1;
   double L = layers_per_chunk_;
@@ -108,6 +109,7 @@ void StepBuilder::add_chunk_pass(int s, const StageStep& step, bool final_backwa
     int last = g_.streams[compute_stream_[s]].last_task;
     g_.add_comm(TaskKind::dp, dp_stream_[s], s, bucket_plan, Category::dp, {last});
   }
+  if (moe_) add_expert_reduction(s, step.chunk, false, {g_.streams[compute_stream_[s]].last_task});
 }
 
 }  // namespace podsim::workload::megatron

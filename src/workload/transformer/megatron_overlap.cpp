@@ -101,6 +101,7 @@ int StepBuilder::add_work(int s, const StageStep& step, const ChunkWork& work, i
       task(compute_stream_[s], seconds >= 0 ? seconds * pieces : work.seconds, work.plan, Category::tp);
   for (int d : deps) g_.tasks[serial].deps.push_back(d);
   if (work.cp_plan >= 0) task(compute_stream_[s], 0, work.cp_plan, Category::cp);
+  if (work.ep_plan >= 0) task(compute_stream_[s], 0, work.ep_plan, Category::ep);
   for (const Overlap& o : work.overlaps) {
     int start = g_.streams[compute_stream_[s]].last_task;
     // The communication kernels beside it (NCCL p2p for ring attention, userbuffers for the TP overlap)

@@ -24,6 +24,7 @@
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/step_plan.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
+#include "podsim/workload/transformer/moe_costs.hpp"
 #include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload::megatron {
@@ -40,6 +41,7 @@ class StepBuilder {
   // megatron_builder.cpp
   void check_memory(const std::vector<MemoryBreakdown>& memory);
   std::vector<std::pair<std::string, std::string>> settings() const;
+  std::vector<std::pair<std::string, std::string>> settings_list() const;
   std::string description() const;
   std::vector<std::string> notes() const;
 
@@ -55,6 +57,7 @@ class StepBuilder {
     double seconds = 0;             // device time run serially, followed by `plan`
     int plan = -1;                  // the serial tensor-parallel collectives, merged
     int cp_plan = -1;               // serial context-parallel collectives (all_gather variant)
+    int ep_plan = -1;               // serial expert-parallel dispatch / combine (moe_step.cpp)
     std::vector<Overlap> overlaps;  // after the serial part, one after the other
   };
   // The tensor-parallel collectives of one pass over `layers` layers as one merged phase.
@@ -103,6 +106,22 @@ class StepBuilder {
   // previous step's parameter all-gather (Megatron's overlap_param_gather).
   void add_gathered_forward(int s, const StageStep& step);
   bool overlaps_param_gather(const StageStep& step) const;
+
+  // moe_step.cpp: mixture-of-experts layers (w_.moe enabled)
+  // A chunk pass of a model with MoE layers: its dense and MoE layers, the TP collectives of each, the
+  // expert-parallel dispatch and combine (serial, or beside the shared experts with moe.overlap).
+  ChunkWork moe_chunk_work(int stage, int chunk, Pass pass);
+  long long moe_layers_in_chunk(int stage, int chunk) const;
+  // Ranks of stage `s` in Megatron-Core's expert layout etp -> ep -> edp (moe_config.hpp).
+  std::vector<std::vector<int>> expert_groups(int s, int which) const;  // 0: ep, 1: etp, 2: edp groups
+  // Dispatch and combine of `layers` MoE layers, `pairs` times each (forward 1, backward 1, +1 recompute).
+  int ep_plan(int stage, double layers, double pairs);
+  // Expert gradients (expert_params x grad bytes per rank) reduced over the expert data-parallel groups,
+  // and the sharded experts' parameter gather after the optimizer.
+  int expert_dp_plan(int s, double bytes, network::CollectiveKind kind);
+  void add_expert_reduction(int s, int chunk_or_stage, bool whole_stage, const std::vector<int>& deps);
+  std::optional<MoeLayerCosts> moe_;
+  std::string moe_note() const;
 
   // megatron_pipeline.cpp
   void build_pipeline();

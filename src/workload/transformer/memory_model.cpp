@@ -6,6 +6,7 @@
 #include "podsim/workload/transformer/context_parallel.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/mla_math.hpp"
+#include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/mtp_ops.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
@@ -17,7 +18,7 @@ double stage_params(const WorkloadConfig& w, int stage) {
   const auto& p = w.parallel;
   double t = p.tp;
   double per_layer = layer_params(m) / t;
-  double params = per_layer * (m.layers / p.pp);
+  double params = per_layer * (m.layers / p.pp) + moe_stage_params_delta(w, stage);  // MoE: moe_memory
   double word_embedding = static_cast<double>(m.vocab) * m.hidden / t;
   // Learned positions are replicated over tp; RoPE has none (embedding_params counts them).
   if (stage == 0) params += embedding_params(m) - word_embedding * t + word_embedding;
@@ -132,14 +133,19 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
   double sbh = local_tokens * w.model.hidden;
   std::vector<MemoryBreakdown> out;
   for (int s = 0; s < p.pp; ++s) {
-    double params = stage_params(w, s);
+    // Routed experts shard over the expert data-parallel ranks, the rest over dp x cp (moe_memory.hpp).
+    double experts = expert_stage_params(w, s), params = stage_params(w, s) - experts;
+    double edp = expert_data_parallel(p);
+    auto sharded = [&](int stage) { return params / (p.zero >= stage ? dp : 1) + experts / (p.zero >= stage ? edp : 1); };
     MemoryBreakdown mb;
-    mb.weights = params * weight_bytes(w.training) / (p.zero >= 3 ? dp : 1);
-    mb.gradients = params * w.training.main_grad_bytes / (p.zero >= 2 ? dp : 1);
+    mb.weights = sharded(3) * weight_bytes(w.training);
+    mb.gradients = sharded(2) * w.training.main_grad_bytes;
     double optimizer_per_param = eb < 4 ? 12 : 8;  // fp32 master copy (mixed precision) + Adam m and v
-    mb.optimizer = params * optimizer_per_param / (p.zero >= 1 ? dp : 1);
+    mb.optimizer = sharded(1) * optimizer_per_param;
     int in_flight = s < static_cast<int>(peak_in_flight.size()) ? peak_in_flight[s] : 1;
     mb.activations = in_flight * layers_per_chunk * stored + working;
+    double moe_per_chunk = static_cast<double>(stage_moe_layers(w, s)) / virtual_stages;
+    mb.activations += in_flight * moe_per_chunk * moe_activation_delta(w, micro_batch, w.training.recompute);
     if (s == 0) mb.activations += in_flight * sbh;  // embedding dropout masks
     if (s == p.pp - 1)                              // logits and fp32 softmax of the microbatch in flight
       mb.activations += local_tokens * w.model.vocab / p.tp * (eb + 4 + 4) +

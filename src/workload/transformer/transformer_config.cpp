@@ -208,6 +208,7 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.parallel.cp = static_cast<int>(par.integer_in_or("cp", 1, 1 << 20, 1));
   w.parallel.cp_algorithm = choice_or(par, "cp_algorithm", kCpAlgorithmNames, CpAlgorithm::ring);
   w.parallel.tp_overlap = par.boolean_or("tp_overlap", false);
+  read_expert_parallel(par, w.parallel);
   par.reject_unknown_keys();
 
   ConfigNode train = root.child("training");
@@ -244,6 +245,7 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   }
   (void)devices_per_node;
   validate_transformer_workload(w, root, devices);
+  read_moe_section(root, w, devices);
   return w;
 }
 

@@ -9,6 +9,7 @@
 
 #include "podsim/topology/device_spec.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
+#include "podsim/workload/transformer/moe_config.hpp"
 
 namespace podsim {
 class ConfigNode;
@@ -94,6 +95,7 @@ struct ParallelConfig {
   int cp = 1;                         // context parallelism: ranks splitting each sequence
   CpAlgorithm cp_algorithm = CpAlgorithm::ring;
   bool tp_overlap = false;  // TP collectives overlapped with their GEMMs (Transformer Engine userbuffers)
+  int ep = 1, etp = 1;      // expert (tensor) parallelism of the MoE layers (moe_config.hpp)
 };
 
 // How the attention core runs: one fused kernel (FlashAttention-2/-3, cuDNN fused attention: causal
@@ -123,6 +125,7 @@ struct WorkloadConfig {
   ModelConfig model;
   ParallelConfig parallel;
   TrainingConfig training;
+  MoeConfig moe;  // disabled (experts 0) without a `moe:` section
 };
 
 // Reads a transformer_lm workload (model, parallel, training sections). `devices` is the topology's

@@ -1,0 +1,58 @@
+// Mixture-of-experts decoder layers on GPUs (the `moe:` section of a transformer_lm workload) and the
+// expert parallelism that places them (parallel.ep, parallel.etp), as Megatron-Core builds them: a MoE
+// layer replaces the dense MLP by a router, `experts` routed experts of which each token uses `top_k`,
+// and optional shared experts every token passes through.
+#pragma once
+
+#include "podsim/core/names.hpp"
+
+namespace podsim {
+class ConfigNode;
+}
+
+namespace podsim::workload {
+
+struct WorkloadConfig;
+struct ParallelConfig;
+
+// Router score: softmax over the experts (Mixtral, Qwen3, GPT-OSS) or per-expert sigmoid (DeepSeek-V3).
+enum class MoeRouter { softmax, sigmoid };
+inline constexpr auto kMoeRouterNames =
+    name_table<MoeRouter>({{MoeRouter::softmax, "softmax"}, {MoeRouter::sigmoid, "sigmoid"}});
+// Megatron-Core's token dispatchers: all-to-all over the EP group, or all-gather of every EP rank's tokens
+// (each rank keeps those its local experts need) with a reduce-scatter to combine.
+enum class MoeDispatcher { alltoall, allgather };
+inline constexpr auto kMoeDispatcherNames = name_table<MoeDispatcher>(
+    {{MoeDispatcher::alltoall, "alltoall"}, {MoeDispatcher::allgather, "allgather"}});
+// dispatch: the dispatch / combine communication runs beside the shared experts' compute
+// (Megatron-Core moe_shared_expert_overlap); none: serially.
+enum class MoeOverlap { none, dispatch };
+inline constexpr auto kMoeOverlapNames =
+    name_table<MoeOverlap>({{MoeOverlap::none, "none"}, {MoeOverlap::dispatch, "dispatch"}});
+
+struct MoeConfig {
+  long long experts = 0;  // routed experts; 0 = a dense model (no `moe:` section)
+  long long top_k = 0;
+  long long ffn_hidden = 0;          // per routed expert
+  long long shared_experts = 0;      // experts every token goes through
+  long long shared_ffn_hidden = 0;   // per shared expert
+  long long layer_freq = 1;          // layer i is MoE when i % layer_freq == 0 (Megatron moe_layer_freq)
+  long long first_dense_layers = 0;  // the first layers stay dense (DeepSeek-V3: 3)
+  MoeRouter router = MoeRouter::softmax;
+  double capacity_factor = 0;  // tokens an expert takes, as a multiple of the mean; 0 = dropless
+  double imbalance = 1;        // the busiest expert's tokens / the mean (1 = balanced routing)
+  MoeDispatcher dispatcher = MoeDispatcher::alltoall;
+  MoeOverlap overlap = MoeOverlap::none;
+
+  bool enabled() const { return experts > 0; }
+  bool dropless() const { return capacity_factor <= 0; }
+};
+
+// parallel.ep and parallel.etp into `p` (called by read_transformer_workload before it rejects unknown
+// parallel keys).
+void read_expert_parallel(const ConfigNode& par, ParallelConfig& p);
+// The `moe:` section (absent: w.moe stays disabled), its defaults from the model section, and every rule
+// tying it to the model and the parallel layout: InputError at the key that breaks one.
+void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices);
+
+}  // namespace podsim::workload

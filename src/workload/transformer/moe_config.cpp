@@ -1,0 +1,116 @@
+#include "podsim/workload/transformer/moe_config.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "podsim/core/config_choice.hpp"
+#include "podsim/core/config_node.hpp"
+#include "podsim/workload/bounded_reads.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
+
+namespace podsim::workload {
+namespace {
+
+std::string divisors(long long n) {
+  std::string s;
+  for (long long d = 1; d <= n; ++d)
+    if (n % d == 0) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return s;
+}
+
+// `capacity_factor: none` (or absent) is dropless; a number must be > 0.
+double read_capacity_factor(const ConfigNode& moe) {
+  if (!moe.has("capacity_factor") || moe.at("capacity_factor").as_string() == "none") return 0;
+  double cf = moe.number("capacity_factor");
+  if (!(cf > 0) || !std::isfinite(cf))
+    moe.fail("capacity_factor",
+             fmt::format("capacity_factor {} must be a number > 0 (tokens per expert as a multiple of the "
+                         "mean; 1.0 drops whatever exceeds a balanced share), or none for dropless routing",
+                         cf));
+  return cf;
+}
+
+MoeConfig read_fields(const ConfigNode& moe, const ModelConfig& m) {
+  MoeConfig c;
+  c.experts = int_in(moe, "experts", 1, 1 << 20);
+  c.top_k = int_in(moe, "top_k", 1, 1 << 20);
+  if (c.top_k > c.experts)
+    moe.fail("top_k", fmt::format("top_k {} routes each token to more experts than the {} there are; "
+                                  "valid: 1..{}",
+                                  c.top_k, c.experts, c.experts));
+  c.ffn_hidden = moe.positive_integer_or("ffn_hidden", m.ffn_hidden);
+  c.shared_experts = int_in_or(moe, "shared_experts", 0, 1 << 10, 0);
+  c.shared_ffn_hidden = moe.positive_integer_or("shared_ffn_hidden", c.ffn_hidden);
+  c.layer_freq = int_in_or(moe, "layer_freq", 1, 1 << 20, 1);
+  c.first_dense_layers = int_in_or(moe, "first_dense_layers", 0, 1 << 20, 0);
+  if (c.first_dense_layers >= m.layers)
+    moe.fail("first_dense_layers", fmt::format("first_dense_layers {} leaves none of the {} layers MoE; "
+                                               "valid: 0..{}",
+                                               c.first_dense_layers, m.layers, m.layers - 1));
+  c.router = choice_or(moe, "router", kMoeRouterNames, MoeRouter::softmax);
+  c.capacity_factor = read_capacity_factor(moe);
+  c.imbalance = number_in_or(moe, "imbalance", 1, 1e6, 1,
+                             "the busiest expert's tokens as a multiple of the mean (1 = balanced)");
+  c.dispatcher = choice_or(moe, "dispatcher", kMoeDispatcherNames, MoeDispatcher::alltoall);
+  c.overlap = choice_or(moe, "overlap", kMoeOverlapNames, MoeOverlap::none);
+  moe.reject_unknown_keys();
+  return c;
+}
+
+// Megatron-Core folds the tp x cp x dp ranks of a pipeline stage as etp -> ep -> edp for the expert
+// layers: ep x etp must divide them.
+void validate_layout(const WorkloadConfig& w, const ConfigNode& root, int devices) {
+  const auto& p = w.parallel;
+  ConfigNode par = root.child("parallel");
+  long long ranks = static_cast<long long>(p.tp) * p.cp * p.dp, folded = static_cast<long long>(p.ep) * p.etp;
+  if (folded > devices)
+    par.fail("ep", fmt::format("ep x etp = {} x {} = {} expert ranks, but the topology has {} devices", p.ep,
+                               p.etp, folded, devices));
+  if (ranks % folded)
+    par.fail("ep", fmt::format("ep x etp = {} x {} = {} must divide the tp*cp*dp = {}*{}*{} = {} ranks of a "
+                               "pipeline stage (Megatron-Core folds them as etp, ep, expert data parallel); "
+                               "valid ep x etp: {}",
+                               p.ep, p.etp, folded, p.tp, p.cp, p.dp, ranks, divisors(ranks)));
+  ConfigNode moe = root.child("moe");
+  if (w.moe.experts % p.ep)
+    par.fail("ep", fmt::format("ep={} must divide moe.experts {} (each EP rank holds experts/ep experts); "
+                               "valid: {}",
+                               p.ep, w.moe.experts, divisors(w.moe.experts)));
+  if (w.moe.ffn_hidden % p.etp)
+    moe.fail("ffn_hidden",
+             fmt::format("moe.ffn_hidden {} is not divisible by etp={}", w.moe.ffn_hidden, p.etp));
+  if (w.moe.shared_experts > 0 && (w.moe.shared_ffn_hidden * w.moe.shared_experts) % p.tp)
+    moe.fail("shared_ffn_hidden",
+             fmt::format("the shared experts' {} x {} columns are not divisible by tp={}",
+                         w.moe.shared_experts, w.moe.shared_ffn_hidden, p.tp));
+  // Megatron-Core's TransformerConfig: "When using MoE with tensor parallelism, sequence parallelism must
+  // be used" (the MoE layer routes the sequence-parallel shard of each TP rank).
+  if (p.tp > 1 && !p.sequence_parallel)
+    par.fail("sequence_parallel", fmt::format("a MoE model with tp={} needs sequence_parallel: true "
+                                              "(Megatron-Core requires it: each TP rank routes its "
+                                              "sequence shard)",
+                                              p.tp));
+}
+
+}  // namespace
+
+void read_expert_parallel(const ConfigNode& par, ParallelConfig& p) {
+  p.ep = int_in_or(par, "ep", 1, 1 << 20, 1);
+  p.etp = int_in_or(par, "etp", 1, 1 << 20, 1);
+}
+
+void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices) {
+  if (!root.has("moe")) {
+    if (w.parallel.ep > 1 || w.parallel.etp > 1)
+      root.child("parallel")
+          .fail(w.parallel.ep > 1 ? "ep" : "etp",
+                "expert parallelism needs experts: add a moe: section (moe.experts, "
+                "moe.top_k) or set ep: 1 and etp: 1");
+    return;
+  }
+  w.moe = read_fields(root.child("moe"), w.model);
+  validate_layout(w, root, devices);
+}
+
+}  // namespace podsim::workload

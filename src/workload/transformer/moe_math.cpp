@@ -1,0 +1,115 @@
+#include "podsim/workload/transformer/moe_math.hpp"
+
+#include <algorithm>
+
+#include "podsim/workload/transformer/transformer_math.hpp"
+
+namespace podsim::workload {
+namespace {
+
+double matrices(const ModelConfig& m) {
+  return m.mlp == Mlp::swiglu ? 3 : 2;
+}
+
+// Weights a token multiplies through in the MoE MLP minus those of the dense MLP it replaces.
+double gemm_weights_delta(const WorkloadConfig& w, bool with_router) {
+  const auto& m = w.model;
+  const auto& e = w.moe;
+  double h = m.hidden;
+  double routed = e.top_k * matrices(m) * h * e.ffn_hidden;
+  double shared = e.shared_experts * matrices(m) * h * e.shared_ffn_hidden;
+  double router = with_router ? h * e.experts : 0;
+  return routed + shared + router - matrices(m) * h * m.ffn_hidden;
+}
+
+}  // namespace
+
+bool is_moe_layer(const WorkloadConfig& w, long long layer) {
+  if (!w.moe.enabled() || layer < w.moe.first_dense_layers) return false;
+  return layer % w.moe.layer_freq == 0;
+}
+
+long long moe_layers_in(const WorkloadConfig& w, long long first, long long count) {
+  long long n = 0;
+  for (long long i = first; i < first + count; ++i) n += is_moe_layer(w, i) ? 1 : 0;
+  return n;
+}
+
+long long moe_layer_count(const WorkloadConfig& w) {
+  return moe_layers_in(w, 0, w.model.layers);
+}
+
+double mlp_params(const ModelConfig& m, double f) {
+  double h = m.hidden;
+  double biases = m.linear_bias ? (matrices(m) - 1) * f + h : 0;  // fc1 (2f wide for SwiGLU), fc2
+  return matrices(m) * h * f + biases;
+}
+
+double routed_expert_params(const WorkloadConfig& w) {
+  return mlp_params(w.model, static_cast<double>(w.moe.ffn_hidden));
+}
+
+double shared_expert_params(const WorkloadConfig& w) {
+  return w.moe.shared_experts * mlp_params(w.model, static_cast<double>(w.moe.shared_ffn_hidden));
+}
+
+double router_params(const WorkloadConfig& w) {
+  double e = w.moe.experts;
+  // DeepSeek-V3's aux-loss-free balancing adds one bias per expert to the sigmoid scores; GPT-OSS's
+  // router has a bias (linear_bias).
+  bool bias = w.moe.router == MoeRouter::sigmoid || w.model.linear_bias;
+  return w.model.hidden * e + (bias ? e : 0);
+}
+
+double moe_total_params(const WorkloadConfig& w) {
+  double dense = total_params(w.model);
+  if (!w.moe.enabled()) return dense;
+  double moe_mlp = router_params(w) + w.moe.experts * routed_expert_params(w) + shared_expert_params(w);
+  double delta = moe_mlp - mlp_params(w.model, static_cast<double>(w.model.ffn_hidden));
+  return dense + moe_layer_count(w) * delta;
+}
+
+double moe_active_params(const WorkloadConfig& w) {
+  double dense = total_params(w.model);
+  if (!w.moe.enabled()) return dense;
+  double moe_mlp = router_params(w) + w.moe.top_k * routed_expert_params(w) + shared_expert_params(w);
+  double delta = moe_mlp - mlp_params(w.model, static_cast<double>(w.model.ffn_hidden));
+  return dense + moe_layer_count(w) * delta;
+}
+
+double busiest_expert_load(const MoeConfig& moe) {
+  return moe.dropless() ? moe.imbalance : std::min(moe.imbalance, moe.capacity_factor);
+}
+
+double dropped_fraction(const MoeConfig& moe) {
+  if (moe.dropless() || moe.imbalance <= moe.capacity_factor || moe.experts == 0) return 0;
+  // One expert at imbalance x the mean, the rest sharing what is left: only the busiest exceeds the
+  // capacity (the others are below the mean).
+  return (moe.imbalance - moe.capacity_factor) / static_cast<double>(moe.experts);
+}
+
+double moe_layer_flops_delta(const WorkloadConfig& w, double sequences, bool with_router) {
+  if (!w.moe.enabled()) return 0;
+  double tokens = sequences * w.model.seq_len;
+  return 2 * tokens * gemm_weights_delta(w, with_router);
+}
+
+double moe_model_flops(const WorkloadConfig& w, double global_batch) {
+  return model_flops(w.model, global_batch) +
+         3 * moe_layer_count(w) * moe_layer_flops_delta(w, global_batch, false);
+}
+
+double moe_model_flops_causal(const WorkloadConfig& w, double global_batch) {
+  return model_flops_causal(w.model, global_batch) +
+         3 * moe_layer_count(w) * moe_layer_flops_delta(w, global_batch, false);
+}
+
+double moe_hardware_flops(const WorkloadConfig& w, double global_batch) {
+  const auto& t = w.training;
+  double flops = hardware_flops(w.model, global_batch, t.recompute, t.attention);
+  double passes = t.recompute == Recompute::full ? 4 : 3;  // the recomputed forward runs the experts too
+  // Dropped token copies skip the expert GEMMs (the router and shared experts still see every token).
+  return flops + passes * moe_layer_count(w) * moe_layer_flops_delta(w, global_batch, true);
+}
+
+}  // namespace podsim::workload

@@ -1,0 +1,67 @@
+#include "podsim/workload/transformer/moe_memory.hpp"
+
+#include "podsim/workload/transformer/moe_costs.hpp"
+#include "podsim/workload/transformer/moe_math.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
+
+namespace podsim::workload {
+
+double expert_data_parallel(const ParallelConfig& p) {
+  return static_cast<double>(p.tp) * p.cp * p.dp / (static_cast<double>(p.ep) * p.etp);
+}
+
+long long stage_first_layer(const WorkloadConfig& w, int stage) {
+  return stage * (w.model.layers / w.parallel.pp);
+}
+
+long long stage_moe_layers(const WorkloadConfig& w, int stage) {
+  return moe_layers_in(w, stage_first_layer(w, stage), w.model.layers / w.parallel.pp);
+}
+
+double moe_dense_delta_per_layer(const WorkloadConfig& w) {
+  if (!w.moe.enabled()) return 0;
+  double dense_mlp = mlp_params(w.model, static_cast<double>(w.model.ffn_hidden));
+  // The router is replicated on every TP rank (Megatron-Core TopKRouter); the shared experts are split.
+  return router_params(w) + (shared_expert_params(w) - dense_mlp) / w.parallel.tp;
+}
+
+double expert_params_per_layer(const WorkloadConfig& w) {
+  if (!w.moe.enabled()) return 0;
+  return static_cast<double>(w.moe.experts) / w.parallel.ep * routed_expert_params(w) / w.parallel.etp;
+}
+
+double expert_stage_params(const WorkloadConfig& w, int stage) {
+  return stage_moe_layers(w, stage) * expert_params_per_layer(w);
+}
+
+double moe_stage_params_delta(const WorkloadConfig& w, int stage) {
+  return stage_moe_layers(w, stage) * (moe_dense_delta_per_layer(w) + expert_params_per_layer(w));
+}
+
+double moe_activation_delta(const WorkloadConfig& w, int micro_batch, Recompute recompute) {
+  if (!w.moe.enabled() || recompute == Recompute::full) return 0;
+  const auto& m = w.model;
+  const auto& p = w.parallel;
+  double ab = activation_bytes(w.training);
+  double gemm_in =
+      is_fp8_family(w.training.precision) ? topology::bytes_per_element(w.training.precision) : ab;
+  double sb = static_cast<double>(m.seq_len) / p.cp * micro_batch, h = m.hidden, t = p.tp;
+  double swiglu = m.mlp == Mlp::swiglu ? 2 : 1;
+  // The dense MLP's stored tensors (memory_model.cpp): fc1 input (split by sequence parallelism), the
+  // activation's input (2f for SwiGLU) and fc2's input, split over tp.
+  double f = m.ffn_hidden;
+  double dense = sb * h * gemm_in / (p.sequence_parallel ? t : 1) + sb * (ab * swiglu * f + gemm_in * f) / t;
+  MoeTraffic x = moe_traffic(w, micro_batch);
+  double local = static_cast<double>(w.moe.experts) / p.ep;
+  double received = x.mean_expert_tokens * (local - 1) + x.busiest_expert_tokens;
+  double fe = static_cast<double>(w.moe.ffn_hidden) / p.etp;
+  double experts = received * (h * gemm_in + ab * swiglu * fe + gemm_in * fe);  // fc1 in, act in, fc2 in
+  double unpermute = x.routed_tokens * w.moe.top_k * h * ab;       // expert outputs, for the weighted sum
+  double router = x.routed_tokens * (h * ab + w.moe.experts * 4);  // router input and fp32 probabilities
+  double fs = static_cast<double>(w.moe.shared_experts * w.moe.shared_ffn_hidden) / t;
+  double shared =
+      w.moe.shared_experts > 0 ? sb * h * gemm_in / t + sb * (ab * swiglu * fs + gemm_in * fs) : 0;
+  return experts + unpermute + router + shared - dense;
+}
+
+}  // namespace podsim::workload

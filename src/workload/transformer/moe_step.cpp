@@ -1,0 +1,159 @@
+// The MoE layers in the Megatron step: a chunk pass holds its dense and MoE layers (each kind folded as
+// identical layers, as megatron_layers.cpp folds dense ones), the expert-parallel dispatch and combine
+// after them as one serial communication task (or beside the shared experts with moe.overlap: dispatch,
+// Megatron-Core's moe_shared_expert_overlap), and the routed experts' gradients reduced over their own
+// expert data-parallel groups (Megatron-Core's expert_data_parallel group), apart from the dense buckets.
+#include <fmt/format.h>
+
+#include "megatron_step_builder.hpp"
+#include "podsim/network/collective.hpp"
+#include "podsim/workload/transformer/moe_math.hpp"
+#include "podsim/workload/transformer/moe_memory.hpp"
+
+namespace podsim::workload::megatron {
+
+using network::CollectiveKind;
+
+long long StepBuilder::moe_layers_in_chunk(int stage, int chunk) const {
+  if (!w_.moe.enabled()) return 0;
+  // Megatron's interleaved assignment: chunk c of stage s holds layers from (c * pp + s) * L.
+  long long first = (static_cast<long long>(chunk) * p_ + stage) * layers_per_chunk_;
+  return moe_layers_in(w_, first, layers_per_chunk_);
+}
+
+std::vector<std::vector<int>> StepBuilder::expert_groups(int s, int which) const {
+  const auto& p = w_.parallel;
+  int edp = static_cast<int>(expert_data_parallel(p));
+  int base = layout_.device(0, 0, 0, s);  // the stage's tp*cp*dp ranks are contiguous from here
+  auto rank = [&](int t, int e, int d) { return base + t + p.etp * (e + p.ep * d); };
+  std::vector<std::vector<int>> out;
+  int outer = which == 0 ? p.etp * edp : which == 1 ? p.ep * edp : p.etp * p.ep;
+  for (int o = 0; o < outer; ++o) {
+    std::vector<int> g;
+    if (which == 0)  // EP group of (etp rank, edp rank)
+      for (int e = 0; e < p.ep; ++e) g.push_back(rank(o % p.etp, e, o / p.etp));
+    else if (which == 1)  // ETP group of (ep rank, edp rank)
+      for (int t = 0; t < p.etp; ++t) g.push_back(rank(t, o % p.ep, o / p.ep));
+    else  // expert data-parallel group of (etp rank, ep rank)
+      for (int d = 0; d < edp; ++d) g.push_back(rank(o % p.etp, o / p.etp, d));
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+int StepBuilder::ep_plan(int stage, double layers, double pairs) {
+  if (layers <= 0) return -1;
+  const MoeTraffic& t = moe_->traffic;
+  bool a2a = w_.moe.dispatcher == MoeDispatcher::alltoall;
+  // One dispatch + combine: all-to-all there and back, or all-gather and reduce-scatter.
+  std::vector<plan::CommPlan> steps;
+  auto over = [&](int which, CollectiveKind kind, double bytes) {
+    std::vector<plan::CommPlan> groups;
+    for (const auto& g : expert_groups(stage, which))
+      groups.push_back(network::plan_collective(topo_, network::make_collective(kind, g, bytes)));
+    plan::CommPlan all = network::concurrent(groups);
+    if (!all.empty() && !all[0].flows.empty()) steps.push_back(all);
+  };
+  if (w_.parallel.ep > 1)
+    over(0, a2a ? CollectiveKind::all_to_all : CollectiveKind::all_gather, t.dispatch_bytes);
+  if (w_.parallel.etp > 1) over(1, CollectiveKind::all_gather, t.etp_bytes);
+  if (w_.parallel.etp > 1) over(1, CollectiveKind::reduce_scatter, t.etp_bytes);
+  if (w_.parallel.ep > 1)
+    over(0, a2a ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter, t.dispatch_bytes);
+  if (steps.empty()) return -1;
+  plan::CommPlan merged{network::serial_merge(steps)};
+  return g_.add_plan(network::scaled(merged, layers * pairs));
+}
+
+StepBuilder::ChunkWork StepBuilder::moe_chunk_work(int stage, int chunk, Pass pass) {
+  bool has_embedding = stage == 0 && chunk == 0;
+  bool has_output = stage == p_ - 1 && chunk == v_ - 1;
+  double moe_layers = static_cast<double>(moe_layers_in_chunk(stage, chunk));
+  double dense_layers = layers_per_chunk_ - moe_layers;
+  const LayerCosts& moe = moe_->layer;
+  ChunkWork work;
+  std::vector<TpCollective> dense_tp, moe_tp, extra;
+  auto append = [&](const PassCost& c) { extra.insert(extra.end(), c.tp.begin(), c.tp.end()); };
+  bool forward = pass == Pass::forward;
+  double pairs = 1;
+  if (forward) {
+    work.seconds = dense_layers * layer_.forward.seconds + moe_layers * moe.forward.seconds;
+    if (dense_layers > 0) split_tp_overlap(stage, layer_.forward, dense_layers, dense_tp, work);
+    if (moe_layers > 0) split_tp_overlap(stage, moe.forward, moe_layers, moe_tp, work);
+    if (has_embedding) work.seconds += head_.embedding_forward.seconds, append(head_.embedding_forward);
+    if (has_output) work.seconds += head_.output_forward.seconds, append(head_.output_forward);
+  } else {
+    work.seconds = dense_layers * (layer_.recompute.seconds + layer_.backward.seconds) +
+                   moe_layers * (moe.recompute.seconds + moe.backward.seconds);
+    for (const PassCost* c : {&layer_.recompute, &layer_.backward})
+      if (dense_layers > 0) split_tp_overlap(stage, *c, dense_layers, dense_tp, work);
+    for (const PassCost* c : {&moe.recompute, &moe.backward})
+      if (moe_layers > 0) split_tp_overlap(stage, *c, moe_layers, moe_tp, work);
+    if (has_output) work.seconds += head_.output_backward.seconds, append(head_.output_backward);
+    if (has_embedding) work.seconds += head_.embedding_backward.seconds, append(head_.embedding_backward);
+    if (w_.training.recompute == Recompute::full) pairs = 2;  // the recomputed forward dispatches again
+  }
+  // Dense and MoE layers' TP collectives as one merged phase (tp_plan scales `extra` by nothing).
+  int dense_plan = tp_plan(stage, dense_tp, dense_layers, extra);
+  int moe_plan = moe_layers > 0 ? tp_plan(stage, moe_tp, moe_layers, {}) : -1;
+  if (dense_plan >= 0 && moe_plan >= 0) {
+    plan::CommPlan both = g_.plans[dense_plan];
+    both.insert(both.end(), g_.plans[moe_plan].begin(), g_.plans[moe_plan].end());
+    work.plan = g_.add_plan(std::move(both));
+  } else {
+    work.plan = dense_plan >= 0 ? dense_plan : moe_plan;
+  }
+  add_context_parallel(stage, pass, layers_per_chunk_, work);
+  int ep = ep_plan(stage, moe_layers, pairs);
+  double shared = moe_layers * (forward ? moe_->shared_forward_seconds : moe_->shared_backward_seconds);
+  if (ep >= 0 && w_.moe.overlap == MoeOverlap::dispatch && shared > 0) {
+    work.overlaps.push_back({shared, ep, Category::ep});
+    work.seconds -= shared;
+  } else {
+    work.ep_plan = ep;
+  }
+  return work;
+}
+
+int StepBuilder::expert_dp_plan(int s, double bytes, CollectiveKind kind) {
+  if (expert_data_parallel(w_.parallel) <= 1 || bytes <= 0) return -1;
+  if (kind != CollectiveKind::all_gather && w_.parallel.zero == 0) kind = CollectiveKind::all_reduce;
+  if (kind == CollectiveKind::all_gather && w_.parallel.zero == 0) return -1;
+  std::vector<plan::CommPlan> plans;
+  for (const auto& g : expert_groups(s, 2)) {
+    auto c = network::make_collective(kind, g, bytes);
+    if (kind != CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(w_.parallel.dp_algorithm);
+    plans.push_back(network::plan_collective(topo_, c));
+  }
+  return g_.add_plan(network::concurrent(plans));
+}
+
+void StepBuilder::add_expert_reduction(int s, int chunk_or_stage, bool whole_stage,
+                                       const std::vector<int>& deps) {
+  double layers = whole_stage ? static_cast<double>(stage_moe_layers(w_, s))
+                              : static_cast<double>(moe_layers_in_chunk(s, chunk_or_stage));
+  double bytes = layers * expert_params_per_layer(w_) * w_.training.grad_reduce_bytes;
+  int plan = expert_dp_plan(s, bytes, CollectiveKind::reduce_scatter);
+  if (plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, plan, Category::dp, deps);
+}
+
+std::string StepBuilder::moe_note() const {
+  const auto& p = w_.parallel;
+  const MoeTraffic& t = moe_->traffic;
+  return fmt::format(
+      "mixture of experts: {:.4g}B parameters, {:.4g}B active per token; {} of {} layers MoE, {} experts "
+      "top-{}, ep {} x etp {} x expert data parallel {:.0f}; {} dispatcher, {:.3g} MB per rank per dispatch, "
+      "busiest expert {:.0f} tokens (imbalance {:.3g}, {}){}; expert gradients reduced over the expert data-"
+      "parallel group; not modelled: per-message costs beyond the fabric's step latency, the router's "
+      "auxiliary loss",
+      moe_total_params(w_) / 1e9, moe_active_params(w_) / 1e9, moe_layer_count(w_), w_.model.layers,
+      w_.moe.experts, w_.moe.top_k, p.ep, p.etp, expert_data_parallel(p),
+      w_.moe.dispatcher == MoeDispatcher::alltoall ? "all-to-all" : "all-gather", t.dispatch_bytes / 1e6,
+      t.busiest_expert_tokens, w_.moe.imbalance,
+      w_.moe.dropless() ? std::string("dropless")
+                        : fmt::format("capacity factor {:.3g}, {:.3g}% of token copies dropped",
+                                      w_.moe.capacity_factor, 100 * dropped_fraction(w_.moe)),
+      w_.moe.overlap == MoeOverlap::dispatch ? "; dispatch/combine beside the shared experts" : "");
+}
+
+}  // namespace podsim::workload::megatron

@@ -172,3 +172,4 @@ TEST(NvlinkDomain, BadSizesNameTheFieldAndWhatIsValid) {
   EXPECT_NE(nodes.find("multiple of 2"), std::string::npos) << nodes;
   EXPECT_NE(nodes.find("topology.nodes=3"), std::string::npos) << nodes;  // names the --set that made it
 }
+

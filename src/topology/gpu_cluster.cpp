@@ -3,6 +3,8 @@
 // Model (documented in README "Topology models"):
 // - Inside a server every GPU has one full-duplex link to a logical NVSwitch vertex with the GPU's total
 //   NVLink bandwidth (NVSwitch is non-blocking, so the per-GPU port is the only constraint).
+//   `scale_up.domain_devices` (default node.devices) makes one NVLink domain of several servers (NVL36x2,
+//   NVL576): their GPUs share one NVSwitch vertex, and traffic inside the domain never touches a NIC.
 // - Each GPU reaches the NIC of its rail over PCIe; NIC r of every server connects to leaf r of its
 //   scalable unit (SU). Leaves of rail r connect to the spines of rail r (trunks stand for the parallel
 //   cables, i.e. perfectly balanced ECMP), and above `sus_per_spine_group` SUs a core level joins spine
@@ -26,6 +28,7 @@ namespace {
 
 struct FatTreeShape {
   int nodes = 0, gpus = 0, nics = 0;
+  int domain_nodes = 1;  // servers per NVLink domain (scale_up.domain_devices / node.devices)
   int su_nodes = 0, sus = 0, sus_per_group = 0, groups = 0;
   int spines_per_rail = 0;  // per spine group
   int cores_per_rail = 0;   // 0 when two levels suffice
@@ -50,7 +53,7 @@ class RailFatTreeRouter final : public Router {
   void route(int src_vertex, int dst_vertex, Route& out) const override {
     int s = vertex_device[src_vertex], d = vertex_device[dst_vertex];
     int ns = s / shape.gpus, nd = d / shape.gpus;
-    if (ns == nd) {
+    if (ns / shape.domain_nodes == nd / shape.domain_nodes) {  // one NVLink domain: NVSwitch only
       out.push_back({gpu_nvswitch[s], true});
       out.push_back({gpu_nvswitch[d], false});
       return;
@@ -101,6 +104,7 @@ struct GpuClusterSpec {
   double nic_bw = 0, pcie_bw = 0, pcie_lat = 0;
   int radix = 0;
   double hop_lat = 0, oversub = 1;
+  int domain_devices = 0;  // devices on one NVLink domain
 };
 
 // Link bandwidths that follow from the sizing of the tree (see size_fat_tree).
@@ -108,6 +112,25 @@ struct TierBandwidth {
   double leaf_up = 0;     // all uplinks of one leaf
   double spine_down = 0;  // all downlinks of one spine
 };
+
+// `scale_up.domain_devices`: how many servers one NVLink domain spans. The domain is whole servers and the
+// cluster whole domains, so a preset can never describe half a rack.
+int read_domain_nodes(const ConfigNode& scale_up, const ConfigNode& root, long long nodes, int gpus,
+                      GpuClusterSpec& spec) {
+  spec.domain_devices = static_cast<int>(scale_up.integer_in_or("domain_devices", 1, kMaxDevices, gpus));
+  if (spec.domain_devices % gpus != 0)
+    scale_up.fail(
+        "domain_devices",
+        fmt::format("an NVLink domain of {} devices is not whole servers of node.devices = {}; use a "
+                    "multiple of {}",
+                    spec.domain_devices, gpus, gpus));
+  int domain_nodes = spec.domain_devices / gpus;
+  if (nodes % domain_nodes != 0)
+    root.fail("nodes", fmt::format("{} servers cannot be split into NVLink domains of {} servers "
+                                   "(scale_up.domain_devices = {}); use a multiple of {}",
+                                   nodes, domain_nodes, spec.domain_devices, domain_nodes));
+  return domain_nodes;
+}
 
 // The `node` block: GPUs, NVSwitch plane, NICs and PCIe. Reads keys in the order the errors have always
 // been reported in, so a preset with several mistakes still names the same one first.
@@ -125,6 +148,7 @@ void read_server(const ConfigNode& root, long long nodes, Topology& topo, FatTre
   spec.nvlink_bw = scale_up.positive("bandwidth_GBps") * 1e9;
   spec.nvlink_lat = scale_up.non_negative_or("latency_us", 0.5) * 1e-6;
   spec.nvswitch_chips = static_cast<int>(scale_up.integer_in_or("switches", 1, 1024, 1));
+  shape.domain_nodes = read_domain_nodes(scale_up, root, nodes, gpus, spec);
   scale_up.choice_or("kind", {"nvswitch"}, "nvswitch");
   scale_up.reject_unknown_keys();
   int nics = static_cast<int>(node.positive_integer("nics"));
@@ -186,8 +210,14 @@ std::vector<int> add_servers(Topology& topo, RailFatTreeRouter& router, const Gp
   const FatTreeShape& shape = router.shape;
   const int nics = shape.nics, gpus = shape.gpus;
   std::vector<int> nic_vertex(static_cast<size_t>(shape.nodes) * nics);
+  int nvswitch = -1;
   for (int n = 0; n < shape.nodes; ++n) {
-    int nvswitch = topo.add_vertex({VertexKind::switch_, fmt::format("node{}/nvswitch", n), "nvswitch", n});
+    if (n % shape.domain_nodes == 0)  // one NVSwitch vertex per NVLink domain
+      nvswitch = topo.add_vertex(
+          shape.domain_nodes == 1
+              ? Vertex{VertexKind::switch_, fmt::format("node{}/nvswitch", n), "nvswitch", n}
+              : Vertex{VertexKind::switch_, fmt::format("domain{}/nvswitch", n / shape.domain_nodes),
+                       "nvswitch", -1});
     for (int r = 0; r < nics; ++r)
       nic_vertex[n * nics + r] =
           topo.add_vertex({VertexKind::nic, fmt::format("node{}/nic{}", n, r), "nic", n});
@@ -295,6 +325,10 @@ void describe_gpu_cluster(Topology& topo, const FatTreeShape& shape, const GpuCl
                               shape.nodes * shape.gpus)},
       {"scale-up", fmt::format("NVLink {:.0f} GB/s per GPU per direction, {} NVSwitch chips per server",
                                spec.nvlink_bw / 1e9, spec.nvswitch_chips)},
+      {"NVLink domain",
+       fmt::format("{} devices ({} server{}), {} domain{}", spec.domain_devices, shape.domain_nodes,
+                   shape.domain_nodes == 1 ? "" : "s", shape.nodes / shape.domain_nodes,
+                   shape.nodes / shape.domain_nodes == 1 ? "" : "s")},
       {"rails", fmt::format("{} NICs per server at {:.0f} Gb/s", shape.nics, spec.nic_bw * 8 / 1e9)},
       {"scalable units", fmt::format("{} of {} servers", shape.sus, shape.su_nodes)},
       {"fat tree", shape.nodes == 1 ? std::string("none (one server)")

@@ -27,13 +27,15 @@ BELOW = {
     "network": ["plan", "topology", "calibration", "core"],
     "workload": ["network", "plan", "topology", "calibration", "core"],
     "engine": ["plan", "topology", "calibration", "core"],
-    "report": ["engine", "workload", "network", "plan", "topology", "calibration", "core"],
-    "study": ["report", "engine", "workload", "network", "plan", "topology", "calibration", "core"],
+    # Failures, checkpoints and goodput: closed forms and Monte Carlo over a step time; sees only core.
+    "reliability": ["core"],
+    "report": ["reliability", "engine", "workload", "network", "plan", "topology", "calibration", "core"],
+    "study": ["report", "reliability", "engine", "workload", "network", "plan", "topology", "calibration", "core"],
     # Calibration fits and nccl-tests import: on the network layer, beside workload and the layers above it.
     "fit": ["network", "plan", "topology", "calibration", "core"],
-    "driver": ["study", "fit", "report", "engine", "workload", "network", "plan", "topology", "calibration",
+    "driver": ["study", "fit", "report", "reliability", "engine", "workload", "network", "plan", "topology", "calibration",
                "core"],
-    "cli": ["driver", "study", "fit", "report", "engine", "workload", "network", "plan", "topology",
+    "cli": ["driver", "study", "fit", "report", "reliability", "engine", "workload", "network", "plan", "topology",
             "calibration", "core"],
 }
 

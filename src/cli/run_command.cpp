@@ -5,10 +5,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "podsim/cli/commands.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/goodput_assessment.hpp"
 #include "podsim/driver/simulation.hpp"
+#include "podsim/reliability/reliability_profile.hpp"
+#include "podsim/report/goodput_text.hpp"
 #include "podsim/report/html.hpp"
 #include "podsim/report/summary_text.hpp"
 #include "podsim/report/trace.hpp"
@@ -28,6 +32,8 @@ std::string find_project_file(const std::string& relative) {
 }
 
 namespace {
+
+constexpr const char* kDefaultReliabilityProfile = "calibration/reliability/h100-llama3-meta.yaml";
 
 // The terminal summary of a run: the figures, how auto settings were chosen, the simulation's size and the
 // files written (exactly those, so an out-of-memory run never claims a breakdown it did not write).
@@ -60,7 +66,7 @@ void print_run_summary(const report::RunResult& r, double wall, const std::strin
 void add_run_command(CLI::App& app) {
   struct Options {
     driver::RunRequest request;
-    std::string out, trace;
+    std::string out, trace, goodput;
     bool quiet = false;
   };
   auto opt = std::make_shared<Options>();
@@ -76,6 +82,13 @@ void add_run_command(CLI::App& app) {
   run->add_option("--trace", opt->trace,
                   "Write the simulated timeline of the step to this file in Chrome/Perfetto trace format\n"
                   "(open in ui.perfetto.dev or chrome://tracing; large runs give large files)");
+  run->add_option("--goodput", opt->goodput,
+                  "Also estimate goodput: the fraction of wall time on useful steps under the failure rates,\n"
+                  "checkpoint and restart costs of FILE (default calibration/reliability/h100-llama3-meta.yaml),\n"
+                  "and the expected time to train; --set goodput.<key>=<value> overrides FILE's keys,\n"
+                  "e.g. --set goodput.restart_minutes=5 --set goodput.train_tokens=15e12")
+      ->expected(0, 1)
+      ->default_str(kDefaultReliabilityProfile);
   run->add_flag("--quiet,-q", opt->quiet, "Print nothing but errors");
   run->footer(
       "Prints step time, TFLOP/s per device, MFU, memory per device and where the time went\n"
@@ -84,7 +97,17 @@ void add_run_command(CLI::App& app) {
       "is simulated and the fastest is reported. A configuration that does not fit in device memory is\n"
       "reported with status out_of_memory.\n"
       "Exit status: 0 on success, 2 on bad input (the message names the file, line and field).");
-  run->callback([opt] {
+  run->callback([opt, run] {
+    // --goodput: its profile and --set goodput.* are read before the simulation, so that a bad key is
+    // reported at once rather than after a long run.
+    std::optional<reliability::ReliabilityProfile> reliability;
+    Overrides goodput_sets = driver::take_goodput_sets(opt->request.sets);
+    if (run->count("--goodput") > 0) {
+      std::string file = opt->goodput.empty() ? kDefaultReliabilityProfile : opt->goodput;
+      reliability = reliability::load_reliability_profile(find_project_file(file), goodput_sets);
+    } else if (!goodput_sets.empty()) {
+      throw InputError(fmt::format("--set goodput.{}: goodput keys need --goodput", goodput_sets[0].first));
+    }
     // Before the simulation, so that a long run is not lost to a path it cannot write at the end.
     if (!opt->out.empty()) report::prepare_output_directory(opt->out, "--out");
     if (!opt->trace.empty()) report::prepare_output_file(opt->trace, "--trace");
@@ -96,9 +119,18 @@ void add_run_command(CLI::App& app) {
     report::RunResult r = driver::simulate(opt->request, progress);
     if (tty) fmt::print(stderr, "\r\033[K");
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::optional<reliability::GoodputAssessment> goodput;
+    if (reliability && r.ok()) goodput = driver::assess_goodput(opt->request, r, *reliability);
     std::vector<std::string> written;
     if (!opt->out.empty()) {
       written = report::write_run_outputs(r, opt->out);
+      if (goodput) {
+        report::atomic_write((std::filesystem::path(opt->out) / "goodput.csv").string(), report::goodput_csv(*goodput));
+        report::atomic_write((std::filesystem::path(opt->out) / "goodput_components.csv").string(),
+                             report::goodput_components_csv(*goodput));
+        written.push_back("goodput.csv");
+        written.push_back("goodput_components.csv");
+      }
       report::atomic_write((std::filesystem::path(opt->out) / "report.html").string(),
                            report::run_report_html(r));
       written.push_back("report.html");
@@ -114,6 +146,7 @@ void add_run_command(CLI::App& app) {
     };
     if (opt->quiet) return untraceable();
     print_run_summary(r, wall, opt->out, written);
+    if (goodput) fmt::print("{}", report::goodput_summary(*goodput));
     if (traced) fmt::print("  trace        {}\n", opt->trace);
     std::fflush(stdout);
     untraceable();

@@ -5,14 +5,31 @@
 #include <map>
 
 #include "podsim/core/error.hpp"
+#include "podsim/driver/goodput_assessment.hpp"
+#include "podsim/reliability/reliability_profile.hpp"
 #include "podsim/report/writers.hpp"
 
 namespace podsim::driver {
 namespace {
 
-study::ResultRow row_of(const study::Study& s, const study::Point& p, const report::RunResult& r) {
+// The goodput columns of a point whose study names a reliability profile (empty cells when the run did not
+// simulate).
+void add_goodput(const study::Study& s, const RunRequest& request, const report::RunResult& r,
+                 std::map<std::string, std::string>& values) {
+  if (s.goodput_file.empty() || !r.ok()) return;
+  auto a = assess_goodput(request, r, reliability::load_reliability_profile(s.goodput_file, {}));
+  values["goodput"] = fmt::format("{:.4f}", a.estimate.fraction);
+  values["job_failures_per_day"] = fmt::format("{:.4g}", a.failures_per_hour * 24);
+  values["checkpoint_interval_min"] = fmt::format("{:.4g}", a.estimate.interval_seconds / 60);
+  values["ideal_train_days"] = fmt::format("{:.4g}", a.ideal_train_seconds / 86400);
+  values["expected_train_days"] = fmt::format("{:.4g}", a.expected_train_seconds / 86400);
+}
+
+study::ResultRow row_of(const study::Study& s, const study::Point& p, const RunRequest& request,
+                        const report::RunResult& r) {
   report::Row summary = report::summary_row(r);
   std::map<std::string, std::string> values(summary.begin(), summary.end());
+  add_goodput(s, request, r, values);
   study::ResultRow row;
   row.point = p.index;
   row.id = p.id;
@@ -39,7 +56,7 @@ study::ResultRow run_point(const study::Study& s, const study::Point& p, const S
     request.topology_file = p.topology_file;
     request.workload_file = p.workload_file;
     for (const auto& a : p.sets) request.sets.push_back(a.key + "=" + a.value);
-    return row_of(s, p, simulator(request));
+    return row_of(s, p, request, simulator(request));
   } catch (const InputError& e) {
     return study::unrun_row(s, p, "invalid", e.what());
   } catch (const InfeasibleConfig& e) {

@@ -26,7 +26,14 @@ std::vector<std::string> results_columns(const Study& study) {
   c.push_back("detail");
   const auto& summary = report::summary_columns();
   c.insert(c.end(), summary.begin(), summary.end());
+  if (!study.goodput_file.empty()) c.insert(c.end(), goodput_columns().begin(), goodput_columns().end());
   return c;
+}
+
+const std::vector<std::string>& goodput_columns() {
+  static const std::vector<std::string> columns = {"goodput", "job_failures_per_day", "checkpoint_interval_min",
+                                                   "ideal_train_days", "expected_train_days"};
+  return columns;
 }
 
 ResultRow unrun_row(const Study& study, const Point& p, const std::string& status,

@@ -315,6 +315,7 @@ Study load_study_text(const std::string& text, const std::string& path, const st
       d.fixed.push_back({key, scalar_text(set->at(key)), set->where(key)});
     }
   }
+  if (root.has("goodput")) study.goodput_file = resolve(base, root.string("goodput"));
   auto entries = read_axes(root, study.axis_keys);
   auto filters = read_filters(root);
   root.reject_unknown_keys();

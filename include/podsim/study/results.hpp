@@ -26,6 +26,8 @@ struct ResultsTable {
 
 // "point", "point_id", the study's axis keys, "detail", then report::summary_columns().
 std::vector<std::string> results_columns(const Study& study);
+// The columns a study with `goodput:` adds after the summary columns (goodput as a fraction of wall time).
+const std::vector<std::string>& goodput_columns();
 
 // The row of a point that did not run (filtered out, invalid input, crashed): status and detail only.
 ResultRow unrun_row(const Study& study, const Point& p, const std::string& status, const std::string& detail);

@@ -55,6 +55,9 @@ struct Study {
   std::vector<std::string> axis_keys;  // in order of appearance; the results columns after "point"
   std::vector<Point> points;
   std::vector<FileReference> files;  // each file once, in order of first use
+  // `goodput: FILE` (a reliability profile, resolved against the study file): every point also gets the
+  // goodput columns (results_columns) of `podsim run --goodput FILE`. Empty = no goodput.
+  std::string goodput_file;
 };
 
 // Loads and expands a study file. Throws InputError (file:line:col: field: ...) on bad input: unknown

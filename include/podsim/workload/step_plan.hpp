@@ -39,6 +39,9 @@ struct StepPlan {
   double model_flops_causal = 0;        // the same counting causal attention (s^2 terms halved); 0 = as above
   double peak_flops = 0;                // per device, for the precision in use
   double tokens_per_step = 0;
+  // Bytes one checkpoint of the job holds: every parameter once in its stored precision plus the optimizer
+  // state, replicas counted once (0 = the kind does not say; goodput then needs checkpoint.bytes).
+  double model_state_bytes = 0;
   double samples_per_step = 0;  // sequences or examples
   // Settings of this step, written to summary.csv (known column names, see report/writers.cpp) and shown
   // in the human summary: ("tp", "8"), ("schedule", "interleaved"), ...

@@ -55,6 +55,10 @@ StepPlan StepBuilder::describe() {
   plan.devices = layout_.devices();
   plan.tokens_per_step = static_cast<double>(w_.training.global_batch) * w_.model.seq_len;
   plan.samples_per_step = static_cast<double>(w_.training.global_batch);
+  {  // a Megatron checkpoint: weights (bf16 under the 16-bit and fp8 formats) + fp32 master + Adam m and v
+    bool fp32 = topology::bytes_per_element(w_.training.precision) >= 4;
+    plan.model_state_bytes = total_params(w_.model) * (fp32 ? 4 + 8 : 2 + 12);
+  }
   calibration::DeviceRates rates;
   rates.peak_flops = topo_.device.peak(w_.training.precision);
   rates.hbm_bandwidth = topo_.device.hbm_bandwidth;

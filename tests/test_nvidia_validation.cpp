@@ -74,9 +74,11 @@ TEST(NvidiaValidation, ProjectMappingListsEverySystemAndModelOfTheTable) {
     EXPECT_TRUE(m.models.count(table.text(i, "model"))) << table.text(i, "model");
   }
   EXPECT_NE(m.systems.at("DGX-H100").file.find("topologies/dgx-h100-superpod.yaml"), std::string::npos);
-  EXPECT_TRUE(m.systems.at("DGX-B200").file.empty());
-  EXPECT_FALSE(m.systems.at("DGX-B200").reason.empty());
-  EXPECT_EQ(m.models.at("DeepSeek-V3").reason, "mixture-of-experts on GPUs is issue 15");
+  EXPECT_NE(m.systems.at("DGX-B200").file.find("topologies/dgx-b200-superpod.yaml"), std::string::npos);
+  EXPECT_NE(m.models.at("DeepSeek-V3").file.find("workloads/deepseek-v3.yaml"), std::string::npos);
+  EXPECT_EQ(m.models.at("DeepSeek-V3").recipe, "moe");
+  EXPECT_TRUE(m.models.at("Nemotron-3-Nano").file.empty());
+  EXPECT_NE(m.models.at("Nemotron-3-Nano").reason.find("Mamba"), std::string::npos);
   EXPECT_EQ(m.models.at("GPT3-175B").recipe, "gpt3");
 }
 
@@ -134,7 +136,10 @@ TEST(NvidiaValidation, NotExpressibleRowsSayWhy) {
   };
   EXPECT_EQ(why("1,DGX-H100,Mixtral-8x7B,64,FP8,256,2,4096,,1,1,1,1,,100"),
             "mixture-of-experts on GPUs is issue 15");
-  EXPECT_NE(why("1,DGX-H100,GPT3-175B,64,FP8,256,2,2048,,1,8,1,1,8,100").find("issue 15"), std::string::npos);
+  // An ep column becomes parallel.ep (the workload's own validation then judges it).
+  auto ep = driver::plan_nvidia_row(row_from("1,DGX-H100,GPT3-175B,64,FP8,256,2,2048,,1,8,1,1,8,100"), m, 8);
+  EXPECT_EQ(ep.not_expressible, "");
+  EXPECT_TRUE(has_set(ep, "workload.parallel.ep=8"));
   EXPECT_EQ(why("1,DGX-B200,GPT3-175B,512,FP8,2048,2,2048,,4,4,1,6,1,1600"),
             "B200 preset comes with the machines issue");
   EXPECT_NE(why("1,DGX-H100,Llama9-1T,64,FP8,256,2,2048,,1,8,1,1,1,100").find("model 'Llama9-1T' is not in"),
@@ -215,8 +220,8 @@ TEST(NvidiaValidation, PredictsRowsAndWritesJsonThatParsesBack) {
   const auto& moe = v.rows[0];
   EXPECT_EQ(moe.row.row_id, "81");
   EXPECT_EQ(moe.status, "not_expressible");
-  EXPECT_EQ(moe.detail,
-            "mixture-of-experts on GPUs is issue 15 (ep > 1)");  // DeepSeek-V3: not in the mapping
+  EXPECT_NE(moe.detail.find("model 'DeepSeek-V3' is not in"), std::string::npos)
+      << moe.detail;  // not in this test's mapping
   const auto& gpt = v.rows[1];
   ASSERT_EQ(gpt.status, "ok") << gpt.detail;
   // Tokens/s/GPU from the step: 256 sequences of 2048 tokens over 128 GPUs.
@@ -243,7 +248,7 @@ TEST(NvidiaValidation, PredictsRowsAndWritesJsonThatParsesBack) {
   auto csv = read_csv(dir + "/out/validation.csv");
   ASSERT_EQ(csv.rows.size(), 2u);
   EXPECT_EQ(csv.text(1, "status"), "ok");
-  EXPECT_EQ(csv.text(0, "detail"), "mixture-of-experts on GPUs is issue 15 (ep > 1)");
+  EXPECT_EQ(csv.text(0, "detail"), moe.detail);
 }
 
 TEST(NvidiaValidation, RunInputErrorIsAnErrorRowAndFiltersSelectRows) {

@@ -41,8 +41,6 @@ std::string not_stated(const NvidiaRow& row) {
 
 // Why the row cannot be a podsim run of the mapping's presets, or "" when it can.
 std::string inexpressible(const NvidiaRow& row, const PresetMapping& mapping) {
-  // Expert parallelism means a mixture-of-experts model, whatever the mapping says of the name.
-  if (row.ep.value_or(1) > 1) return "mixture-of-experts on GPUs is issue 15 (ep > 1)";
   auto system = mapping.systems.find(row.system);
   if (system == mapping.systems.end())
     return fmt::format("system '{}' is not in {}", row.system, mapping.file);
@@ -111,6 +109,8 @@ RowPlan plan_nvidia_row(const NvidiaRow& row, const PresetMapping& mapping, int 
   s.push_back(fmt::format("workload.parallel.tp={}", *row.tp));
   s.push_back(fmt::format("workload.parallel.pp={}", *row.pp));
   if (cp != 1) s.push_back(fmt::format("workload.parallel.cp={}", cp));  // cp 1 is the default
+  // Expert parallelism (MoE presets; a dense preset given ep > 1 fails its own validation, named per row).
+  if (row.ep.value_or(1) != 1) s.push_back(fmt::format("workload.parallel.ep={}", *row.ep));
   s.push_back(fmt::format("workload.parallel.dp={}", plan.dp));
   // NeMo's virtual_pipeline_model_parallel_size: model chunks per stage; none or 1 = plain 1F1B.
   s.push_back(fmt::format("workload.parallel.schedule={}", vp > 1 ? "interleaved" : "1f1b"));

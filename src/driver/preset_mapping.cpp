@@ -16,7 +16,7 @@ const std::vector<std::string> kRowKeys = {
     "parallel.tp",          "parallel.pp",           "parallel.dp",
     "parallel.cp",          "parallel.schedule",     "parallel.virtual_stages",
     "parallel.shard_group", "training.global_batch", "training.micro_batch",
-    "training.precision",   "model.seq_len"};
+    "training.precision",   "model.seq_len",         "parallel.ep"};
 
 std::string resolve(const std::string& mapping_file, const std::string& path) {
   if (std::filesystem::path(path).is_absolute()) return path;
@@ -71,8 +71,9 @@ Recipe read_recipe(const ConfigNode& node) {
   for (const auto& key : set.keys()) {
     if (std::find(kRowKeys.begin(), kRowKeys.end(), key) != kRowKeys.end())
       set.fail(key, "each row sets this key from its own columns; a recipe may not");
-    if (key.rfind("parallel.", 0) && key.rfind("training.", 0) && key.rfind("model.", 0))
-      set.fail(key, "a recipe sets workload keys: parallel.*, training.* or model.*");
+    if (key.rfind("parallel.", 0) && key.rfind("training.", 0) && key.rfind("model.", 0) &&
+        key.rfind("moe.", 0))
+      set.fail(key, "a recipe sets workload keys: parallel.*, training.*, model.* or moe.*");
     r.sets.push_back(fmt::format("workload.{}={}", key, set.at(key).as_string()));
   }
   node.reject_unknown_keys();

@@ -112,7 +112,8 @@ std::vector<int> StepBuilder::reduce_gradients() {
       double grads = (stage_params(w_, s) - expert_stage_params(w_, s)) * w_.training.grad_reduce_bytes;
       g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, grads), Category::dp, {flush_done_[s]});
     }
-    if (moe_ && !w_.parallel.dp_overlap && w_.parallel.zero < 3) add_expert_reduction(s, s, true, {flush_done_[s]});
+    if (moe_ && !w_.parallel.dp_overlap && w_.parallel.zero < 3)
+      add_expert_reduction(s, s, true, {flush_done_[s]});
     grads_ready[s] = g_.add_comm(TaskKind::call_done, dp_stream_[s], s, -1, Category::tp, {flush_done_[s]});
   }
   return grads_ready;

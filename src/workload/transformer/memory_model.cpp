@@ -136,7 +136,9 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     // Routed experts shard over the expert data-parallel ranks, the rest over dp x cp (moe_memory.hpp).
     double experts = expert_stage_params(w, s), params = stage_params(w, s) - experts;
     double edp = expert_data_parallel(p);
-    auto sharded = [&](int stage) { return params / (p.zero >= stage ? dp : 1) + experts / (p.zero >= stage ? edp : 1); };
+    auto sharded = [&](int stage) {
+      return params / (p.zero >= stage ? dp : 1) + experts / (p.zero >= stage ? edp : 1);
+    };
     MemoryBreakdown mb;
     mb.weights = sharded(3) * weight_bytes(w.training);
     mb.gradients = sharded(2) * w.training.main_grad_bytes;

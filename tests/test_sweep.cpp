@@ -15,6 +15,7 @@
 #include "podsim/study/study.hpp"
 #include "podsim/study/sweep.hpp"
 #include "study_test_helpers.hpp"
+#include "test_helpers.hpp"
 
 using namespace podsim;
 using namespace podsim::study;
@@ -226,4 +227,36 @@ TEST(SweepPoint, BrokenInvariantIsFailedBadInputInvalid) {
     throw InfeasibleConfig("out_of_memory", "needs 90 GiB of 80");
   });
   EXPECT_EQ(cell(row, "status"), "out_of_memory");
+}
+
+// A study that names a reliability profile fills the goodput columns of every ok point from the run.
+TEST(SweepPoint, GoodputColumnsComeFromTheRunAndTheProfile) {
+  auto dir = temp_dir("goodput-point");
+  std::string text =
+      "name: g\ntopology: " + podsim::testing::source_path("topologies/dgx-h100-superpod.yaml") +
+      "\nworkload: " + podsim::testing::source_path("workloads/llama3-8b.yaml") +
+      "\ngoodput: " + podsim::testing::source_path("calibration/reliability/h100-llama3-meta.yaml") +
+      "\nset: {workload.model.layers: 4, workload.training.global_batch: 8}\n"
+      "axes:\n  - zip: {topology.nodes: [1, 2], workload.parallel.dp: [8, 16],"
+      " workload.training.global_batch: [8, 16]}\n";
+  auto s = load_study(write(dir, "s.yaml", text));
+  auto columns = results_columns(s);
+  ASSERT_NE(std::find(columns.begin(), columns.end(), "goodput"), columns.end());
+  auto cell = [&](const ResultRow& r, const std::string& c) {
+    return r.cells[std::find(columns.begin(), columns.end(), c) - columns.begin()];
+  };
+  auto small = driver::run_point(s, s.points[0]), large = driver::run_point(s, s.points[1]);
+  ASSERT_EQ(cell(small, "status"), "ok") << cell(small, "detail");
+  ASSERT_EQ(cell(large, "status"), "ok") << cell(large, "detail");
+  double g1 = std::stod(cell(small, "goodput")), g2 = std::stod(cell(large, "goodput"));
+  EXPECT_GT(g1, 0);
+  EXPECT_LE(g1, 1);
+  EXPECT_LE(g2, g1);
+  // Twice the GPUs, hosts and NICs, and at least twice the scale-out links (one node has none to spare).
+  EXPECT_GE(std::stod(cell(large, "job_failures_per_day")),
+            2 * std::stod(cell(small, "job_failures_per_day")));
+  // Without the key the columns are not there.
+  auto plain = load_study(write(dir, "p.yaml", "name: p\ntopology: t.yaml\nworkload: w.yaml\n"));
+  auto plain_columns = results_columns(plain);
+  EXPECT_EQ(std::find(plain_columns.begin(), plain_columns.end(), "goodput"), plain_columns.end());
 }

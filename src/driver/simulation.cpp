@@ -4,6 +4,7 @@
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/straggler_replay.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/report/invariants.hpp"
 #include "podsim/report/link_classes.hpp"
@@ -85,7 +86,14 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
       continue;
     }
     report::RunResult r = meta;
+    require_replica_layout(topo, plan);
     r.replay = engine::replay(topo, plan.graph);
+    if (auto slow = replay_stragglers(topo, plan, r.replay)) {  // slow devices: the gating replica's step
+      r.replay = std::move(slow->replay);
+      plan.graph = std::move(slow->graph);
+      plan.notes.push_back(straggler_note(slow->outcome));
+      r.stragglers = std::move(slow->outcome);
+    }
     r.plan = std::move(plan);
     log.push_back(fmt::format("{}: step {:.6g} s", candidates[i], r.step_time()));
     rows.push_back({candidates[i], "ok", r.step_time(), r.plan.samples_per_step});

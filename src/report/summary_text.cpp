@@ -43,6 +43,19 @@ std::string human_summary(const RunResult& r) {
   out += fmt::format("  step time    {}   {:.4g} steps/s, {:.4g} samples/s{}\n", seconds(r.step_time()),
                      1 / r.step_time(), r.samples_per_s(),
                      p.tokens_per_step > 0 ? fmt::format(", {:.4g} tokens/s", r.tokens_per_s()) : "");
+  if (const auto& st = r.stragglers; st && st->slow_devices > 0) {
+    std::string slow;
+    for (size_t s = 0; s < st->gating_stage_speed.size(); ++s)
+      if (st->gating_stage_speed[s] < 1)
+        slow += fmt::format("{}stage {} at {:.3g}x", slow.empty() ? "" : ", ", s, st->gating_stage_speed[s]);
+    out += fmt::format(
+        "  stragglers   {} slow devices in {} of {} replicas: {:+.1f}% against {} balanced, gated by "
+        "replica {} ({}){}\n",
+        st->slow_devices, st->slow_replicas, st->replicas, 100 * st->loss(), seconds(st->balanced_step),
+        st->gating_replica, slow, st->patterns_skipped > 0 ? "; a lower bound (see notes)" : "");
+  } else if (st) {
+    out += "  stragglers   the slow devices are outside this job\n";
+  }
   if (p.peak_flops > 0)
     out += fmt::format(
         "  throughput   {:.1f} TFLOP/s per device   MFU {:.1f}%   HFU {:.1f}%   (peak {:.0f} TFLOP/s {})\n",

@@ -168,6 +168,19 @@ std::string result_json(const RunResult& r) {
                           {"needed_GiB", shortfall->needed_bytes / GiB},
                           {"available_GiB", shortfall->available_bytes / GiB}};
   j["description"] = r.plan.description;
+  if (const auto& st = r.stragglers)
+    j["stragglers"] = {{"slow_devices", st->slow_devices},
+                       {"slow_replicas", st->slow_replicas},
+                       {"replicas", st->replicas},
+                       {"lockstep_replicas", st->lockstep_replicas},
+                       {"balanced_step_time_s", st->balanced_step},
+                       {"step_time_s", st->step},
+                       {"loss_fraction", st->loss()},
+                       {"gating_replica", st->gating_replica},
+                       {"gating_stage_speed", st->gating_stage_speed},
+                       {"patterns_replayed", st->patterns_simulated},
+                       {"patterns_not_replayed", st->patterns_skipped},
+                       {"slowdowns", st->entries}};
   j["inputs"] = {{"topology_file", r.topology_file}, {"workload_file", r.workload_file}};
   nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
   for (const auto& [k, v] : r.plan.metrics) metrics[k] = v;

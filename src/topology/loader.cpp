@@ -46,6 +46,8 @@ Topology build_topology(ConfigNode root, const std::string& name, const std::str
   Topology topo = registry()[kind](root, base_dir);
   topo.kind = kind;
   topo.source_file = name;
+  topo.device_speed = read_device_speed(root, topo.compute_device_count(), topo.devices_per_node);
+  for (const auto& e : topo.device_speed.entries) topo.facts.emplace_back("slower devices", e);
   root.reject_unknown_keys();
   return topo;
 }

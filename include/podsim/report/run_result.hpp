@@ -8,6 +8,7 @@
 
 #include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
+#include "podsim/report/straggler_outcome.hpp"
 #include "podsim/workload/step_plan.hpp"
 
 namespace podsim::report {
@@ -49,6 +50,8 @@ struct RunResult {
   // Per plan.graph.plans entry: the link classes its flows cross (report/link_classes.hpp); empty when
   // the driver did not compute them (the trace then leaves the detail out).
   std::vector<std::string> plan_link_classes;
+  // Slow devices (topology `slowdown:` / `straggler:`): the balanced step and what gates this one.
+  std::optional<StragglerOutcome> stragglers;
 
   bool ok() const { return status == "ok"; }
   int devices() const { return plan.devices; }

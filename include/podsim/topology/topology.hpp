@@ -11,6 +11,7 @@
 
 #include "podsim/calibration/device_profile.hpp"
 #include "podsim/calibration/fabric_profile.hpp"
+#include "podsim/topology/device_speed.hpp"
 #include "podsim/topology/device_spec.hpp"
 
 namespace podsim::topology {
@@ -141,6 +142,8 @@ class Topology {
 
   // Extra lines for `topo describe` that only the builder of a family knows (SU count, torus dims...).
   std::vector<std::pair<std::string, std::string>> facts;
+  // Compute devices slower than the datasheet (`slowdown:`, `straggler:`); nominal by default.
+  DeviceSpeed device_speed;
 
  private:
   std::shared_ptr<Router> router_;

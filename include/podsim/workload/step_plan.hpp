@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "podsim/plan/task_graph.hpp"
+#include "podsim/workload/parallel_layout.hpp"
 #include "podsim/workload/memory_breakdown.hpp"
 
 namespace podsim::workload {
@@ -43,6 +44,12 @@ struct StepPlan {
   // state, replicas counted once (0 = the kind does not say; goodput then needs checkpoint.bytes).
   double model_state_bytes = 0;
   double samples_per_step = 0;  // sequences or examples
+  // Kinds that fold data-parallel replicas into one representative say how ranks map to replicas and
+  // pipeline stages (the graph's lanes), so that slow devices can be told apart (driver/straggler_replay);
+  // tp = 0: the kind does not say. `lockstep_replicas` consecutive replicas synchronise every layer
+  // (expert parallelism wider than tp x cp), so the slowest of them sets their pace.
+  ParallelLayout rank_layout{0, 0, 0, 0};
+  int lockstep_replicas = 1;
   // Settings of this step, written to summary.csv (known column names, see report/writers.cpp) and shown
   // in the human summary: ("tp", "8"), ("schedule", "interleaved"), ...
   std::vector<std::pair<std::string, std::string>> settings;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 #include "megatron_step_builder.hpp"
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
@@ -55,9 +54,14 @@ StepPlan StepBuilder::describe() {
   plan.devices = layout_.devices();
   plan.tokens_per_step = static_cast<double>(w_.training.global_batch) * w_.model.seq_len;
   plan.samples_per_step = static_cast<double>(w_.training.global_batch);
+  plan.rank_layout = layout_;
+  // Expert layers fold the tp x cp x dp ranks of a stage as etp -> ep -> edp: an EP group wider than tp x cp
+  // spans replicas that wait for each other at every dispatch and combine.
+  if (w_.moe.enabled())
+    plan.lockstep_replicas = std::max(1, w_.parallel.ep * w_.parallel.etp / (layout_.tp * layout_.cp));
   {  // a Megatron checkpoint: weights (bf16 under the 16-bit and fp8 formats) + fp32 master + Adam m and v
     bool fp32 = topology::bytes_per_element(w_.training.precision) >= 4;
-    plan.model_state_bytes = total_params(w_.model) * (fp32 ? 4 + 8 : 2 + 12);
+    plan.model_state_bytes = moe_total_params(w_) * (fp32 ? 4 + 8 : 2 + 12);  // dense: total_params
   }
   calibration::DeviceRates rates;
   rates.peak_flops = topo_.device.peak(w_.training.precision);

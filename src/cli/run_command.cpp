@@ -6,14 +6,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 
 #include "podsim/cli/commands.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/driver/goodput_assessment.hpp"
+#include "podsim/driver/shared_fabric.hpp"
 #include "podsim/driver/simulation.hpp"
 #include "podsim/reliability/reliability_profile.hpp"
 #include "podsim/report/goodput_text.hpp"
 #include "podsim/report/html.hpp"
+#include "podsim/report/shared_fabric_text.hpp"
 #include "podsim/report/summary_text.hpp"
 #include "podsim/report/trace.hpp"
 #include "podsim/report/writers.hpp"
@@ -61,12 +64,64 @@ void print_run_summary(const report::RunResult& r, double wall, const std::strin
   }
 }
 
+// podsim run --job ...: several jobs on one cluster (driver/shared_fabric.hpp).
+template <class Options>
+void run_shared_fabric(const Options& opt, bool goodput) {
+  if (opt.jobs.empty()) throw InputError("--job-nodes needs --job: it places several jobs on one cluster");
+  if (goodput) throw InputError("--goodput estimates one job; it cannot be combined with --job");
+  if (!opt.trace.empty())
+    throw InputError("--trace records one job's step; it cannot be combined with --job yet");
+  driver::SharedFabricRequest req;
+  req.topology_file = opt.request.topology_file;
+  std::vector<std::string> job1_sets;
+  for (const auto& s : opt.request.sets)
+    (s.rfind("topology.", 0) == 0 ? req.topology_sets : job1_sets).push_back(s);
+  req.jobs.push_back({opt.request.workload_file, job1_sets, {}});
+  for (const auto& spec : opt.jobs) {  // "FILE [key=value ...]": the job's own workload settings
+    std::istringstream words(spec);
+    driver::JobRequest job;
+    words >> job.workload_file;
+    for (std::string kv; words >> kv;)
+      job.sets.push_back(kv.rfind("workload.", 0) == 0 ? kv : "workload." + kv);
+    if (job.workload_file.empty())
+      throw InputError("--job: expected a workload file, e.g. --job workloads/llama3-8b.yaml");
+    req.jobs.push_back(std::move(job));
+  }
+  if (!opt.job_nodes.empty()) {
+    if (opt.job_nodes.size() != req.jobs.size())
+      throw InputError(
+          fmt::format("--job-nodes: {} lists for {} jobs (--workload and each --job); give one per job",
+                      opt.job_nodes.size(), req.jobs.size()));
+    req.placement = driver::Placement::explicit_;
+    for (size_t j = 0; j < req.jobs.size(); ++j)
+      req.jobs[j].nodes = driver::parse_node_list(opt.job_nodes[j], "--job-nodes");
+  } else {
+    req.placement = driver::placement_from_string(opt.placement);
+  }
+  if (!opt.out.empty()) report::prepare_output_directory(opt.out, "--out");
+  bool tty = ::isatty(2) && !opt.quiet;
+  auto progress = [tty](const std::string& msg) {
+    if (tty) fmt::print(stderr, "\r\033[K{}", msg);
+  };
+  auto r = driver::simulate_shared_fabric(req, progress);
+  if (tty) fmt::print(stderr, "\r\033[K");
+  r.placement = opt.job_nodes.empty() ? opt.placement : "explicit";
+  if (!opt.out.empty())
+    report::atomic_write((std::filesystem::path(opt.out) / "jobs.csv").string(),
+                         report::shared_fabric_csv(r));
+  if (opt.quiet) return;
+  fmt::print("{}", report::shared_fabric_summary(r));
+  if (!opt.out.empty()) fmt::print("  wrote        {}/jobs.csv\n", opt.out);
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
   struct Options {
     driver::RunRequest request;
     std::string out, trace, goodput;
+    std::vector<std::string> jobs, job_nodes;
+    std::string placement = "packed";
     bool quiet = false;
   };
   auto opt = std::make_shared<Options>();
@@ -82,13 +137,28 @@ void add_run_command(CLI::App& app) {
   run->add_option("--trace", opt->trace,
                   "Write the simulated timeline of the step to this file in Chrome/Perfetto trace format\n"
                   "(open in ui.perfetto.dev or chrome://tracing; large runs give large files)");
-  run->add_option("--goodput", opt->goodput,
-                  "Also estimate goodput: the fraction of wall time on useful steps under the failure rates,\n"
-                  "checkpoint and restart costs of FILE (default calibration/reliability/h100-llama3-meta.yaml),\n"
-                  "and the expected time to train; --set goodput.<key>=<value> overrides FILE's keys,\n"
-                  "e.g. --set goodput.restart_minutes=5 --set goodput.train_tokens=15e12")
+  run->add_option(
+         "--goodput", opt->goodput,
+         "Also estimate goodput: the fraction of wall time on useful steps under the failure rates,\n"
+         "checkpoint and restart costs of FILE (default calibration/reliability/h100-llama3-meta.yaml),\n"
+         "and the expected time to train; --set goodput.<key>=<value> overrides FILE's keys,\n"
+         "e.g. --set goodput.restart_minutes=5 --set goodput.train_tokens=15e12")
       ->expected(0, 1)
       ->default_str(kDefaultReliabilityProfile);
+  run->add_option(
+      "--job", opt->jobs,
+      "Another job on the same cluster (repeatable): 'FILE [key=value ...]', a workload YAML and\n"
+      "its own settings, e.g. --job 'workloads/llama3-8b.yaml parallel.dp=16'. Every job is placed\n"
+      "on its own servers, simulated alone and then together with the others, and each job's\n"
+      "slowdown from sharing the fabric is printed (and written to jobs.csv). --workload is job 1\n"
+      "and --set workload.* applies to it only");
+  run->add_option(
+      "--placement", opt->placement,
+      "With --job: packed (job after job on consecutive servers, the default) or spread (servers\n"
+      "dealt round robin)");
+  run->add_option(
+      "--job-nodes", opt->job_nodes,
+      "With --job: explicit servers per job, in job order, e.g. --job-nodes 0-15 --job-nodes 16-23");
   run->add_flag("--quiet,-q", opt->quiet, "Print nothing but errors");
   run->footer(
       "Prints step time, TFLOP/s per device, MFU, memory per device and where the time went\n"
@@ -98,6 +168,8 @@ void add_run_command(CLI::App& app) {
       "reported with status out_of_memory.\n"
       "Exit status: 0 on success, 2 on bad input (the message names the file, line and field).");
   run->callback([opt, run] {
+    if (!opt->jobs.empty() || !opt->job_nodes.empty())
+      return run_shared_fabric(*opt, run->count("--goodput") > 0);
     // --goodput: its profile and --set goodput.* are read before the simulation, so that a bad key is
     // reported at once rather than after a long run.
     std::optional<reliability::ReliabilityProfile> reliability;
@@ -125,7 +197,8 @@ void add_run_command(CLI::App& app) {
     if (!opt->out.empty()) {
       written = report::write_run_outputs(r, opt->out);
       if (goodput) {
-        report::atomic_write((std::filesystem::path(opt->out) / "goodput.csv").string(), report::goodput_csv(*goodput));
+        report::atomic_write((std::filesystem::path(opt->out) / "goodput.csv").string(),
+                             report::goodput_csv(*goodput));
         report::atomic_write((std::filesystem::path(opt->out) / "goodput_components.csv").string(),
                              report::goodput_components_csv(*goodput));
         written.push_back("goodput.csv");

@@ -122,3 +122,16 @@ TEST(Nvls, AskingForItWhereItCannotRunIsAnInputError) {
   EXPECT_NE(msg.find("several NVLink domains"), std::string::npos) << msg;
   EXPECT_EQ(network::parse_algorithm("nvls"), Algorithm::nvls);
 }
+
+TEST(Nvls, EightB200BusBandwidthIsTheReportedNvlink5Figure) {
+  // NVIDIA/nccl issue 1807: 8x B200 all_reduce_perf 830+ GB/s busbw (NCCL 2.27, default algorithm).
+  auto topo = preset("dgx-b200-superpod", {{"nodes", "1"}});
+  auto c = all_reduce(8, 8.0 * (1 << 30), Algorithm::nvls);
+  double bw = busbw(topo, c);
+  EXPECT_NEAR(bw, 830e9, 0.02 * 830e9);
+  // Closed form: 900 GB/s x 0.822 x the profile's nvls factor x 2(n-1)/(n+1).
+  EXPECT_NEAR(bw, 900e9 * 0.822 * 0.722 * 1.75 / 1.125, 0.01 * bw);
+  EXPECT_GT(bw, busbw(topo, all_reduce(8, c.bytes, Algorithm::ring)));
+  EXPECT_EQ(network::select_collective(topo, all_reduce(8, c.bytes, Algorithm::automatic)).algorithm,
+            Algorithm::nvls);
+}

@@ -93,9 +93,8 @@ class RailFatTreeRouter final : public Router {
     int device = vertex_device[up ? src_vertex : dst_vertex], sw = up ? dst_vertex : src_vertex;
     if (device < 0 || device_nvswitch[device] != sw)
       throw std::logic_error(
-          fmt::format("gpu_cluster routes a switch end only between a GPU and its own "
-                      "NVSwitch (vertices {} -> {})",
-                      src_vertex, dst_vertex));
+          fmt::format("gpu_cluster: no route {} -> {} (a switch end must be the GPU's NVSwitch)", src_vertex,
+                      dst_vertex));
     out.push_back({gpu_nvswitch[device], up});
   }
 
@@ -391,9 +390,7 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   router->vertex_device.resize(topo.vertices.size(), -1);  // switches added last map to no device
   topo.set_rails(std::move(rails));
   describe_gpu_cluster(topo, shape, spec);
-  auto family = std::make_shared<GpuClusterData>();
-  family->nvswitch_of_device = router->device_nvswitch;
-  topo.set_family(std::shared_ptr<const GpuClusterData>(std::move(family)));
+  topo.set_family(std::make_shared<const GpuClusterData>(GpuClusterData{router->device_nvswitch}));
   topo.set_router(std::move(router));
   apply_fabric_profile(topo, root, base_dir);
   return topo;

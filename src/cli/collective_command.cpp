@@ -53,8 +53,8 @@ void add_collective_command(CLI::App& app) {
                   "Sweep sizes from --bytes up to this, doubling (like nccl-tests -b/-e/-f 2)");
   cmd->add_option(
       "--algorithm,-a", opt->algorithm,
-      "auto (default: least predicted time, like NCCL's tuner), ring, tree, hierarchical (all_reduce) "
-      "or direct (all_to_all); like NCCL_ALGO");
+      "auto (default: least predicted time, like NCCL's tuner), ring, tree, hierarchical, nvls (all_reduce; "
+      "NVLink SHARP, one NVSwitch domain) or direct (all_to_all); like NCCL_ALGO");
   cmd->add_option(
       "--protocol,-p", opt->protocol,
       "auto (default), LL, LL128 or Simple, like NCCL_PROTO (profiles without `protocols:` model Simple)");

@@ -22,8 +22,7 @@ class TopologyZone final : public kr::NetZoneImpl {
   void get_local_route(const kr::NetPoint* src, const kr::NetPoint* dst, kr::Route* into,
                        double* latency) override {
     route_.clear();
-    topo_.router().route(topo_.device_vertex[netpoint_device_.at(src->id())],
-                         topo_.device_vertex[netpoint_device_.at(dst->id())], route_);
+    topo_.router().route(netpoint_vertex_.at(src->id()), netpoint_vertex_.at(dst->id()), route_);
     for (const auto& hop : route_) {
       sg4::Link* link = (hop.forward ? forward_ : backward_).at(hop.link);
       into->link_list_.push_back(link->get_impl());
@@ -32,7 +31,7 @@ class TopologyZone final : public kr::NetZoneImpl {
   }
 
   const topology::Topology& topo_;
-  std::vector<int> netpoint_device_;            // netpoint id -> device rank
+  std::vector<int> netpoint_vertex_;            // netpoint id -> topology vertex (a device or a switch)
   std::vector<sg4::Link*> forward_, backward_;  // topology link -> SimGrid link per direction
   topology::Route route_;
 };
@@ -41,41 +40,42 @@ class TopologyZone final : public kr::NetZoneImpl {
 
 PlatformUse platform_use(const topology::Topology& topo, const plan::TaskGraph& graph) {
   PlatformUse use;
-  std::vector<char>& used_device = use.device;
+  std::vector<char>& used_vertex = use.vertex;
   std::vector<char>& used_link = use.link_dir;
-  used_device.assign(topo.device_count(), 0);
+  const long long vertices = static_cast<long long>(topo.vertices.size());
+  used_vertex.assign(vertices, 0);
   used_link.assign(topo.links.size() * 2, 0);
   std::unordered_set<long long> pairs;
   topology::Route route;
   for (const auto& plan : graph.plans)
     for (const auto& phase : plan)
       for (const auto& f : phase.flows) {
-        if (f.src == f.dst) continue;
-        if (!pairs.insert(static_cast<long long>(f.src) * topo.device_count() + f.dst).second) continue;
-        used_device[f.src] = used_device[f.dst] = 1;
+        int src = plan::source_vertex(topo, f), dst = plan::target_vertex(topo, f);
+        if (src == dst || !pairs.insert(src * vertices + dst).second) continue;
+        used_vertex[src] = used_vertex[dst] = 1;
         route.clear();
-        topo.router().route(topo.device_vertex[f.src], topo.device_vertex[f.dst], route);
+        topo.router().route(src, dst, route);
         for (const auto& hop : route) used_link[hop.link * 2 + (hop.forward ? 0 : 1)] = 1;
       }
-  for (char u : used_device) use.hosts += u;
+  for (char u : used_vertex) use.hosts += u;
   for (char u : used_link) use.link_dirs += u;
   return use;
 }
 
 Platform build_platform(const topology::Topology& topo, const PlatformUse& use) {
-  const std::vector<char>& used_device = use.device;
+  const std::vector<char>& used_vertex = use.vertex;
   const std::vector<char>& used_link = use.link_dir;
 
   auto* zone = new TopologyZone(topo);  // owned by the SimGrid engine once created
   sg4::NetZone* iface = zone->get_iface();
   Platform platform;
-  platform.device_host.assign(topo.device_count(), nullptr);
-  for (int d = 0; d < topo.device_count(); ++d) {
-    if (!used_device[d]) continue;
-    platform.device_host[d] = iface->create_host(fmt::format("dev{}", d), 1e9);
-    size_t id = platform.device_host[d]->get_netpoint()->id();
-    if (zone->netpoint_device_.size() <= id) zone->netpoint_device_.resize(id + 1, -1);
-    zone->netpoint_device_[id] = d;
+  platform.vertex_host.assign(topo.vertices.size(), nullptr);
+  for (size_t v = 0; v < topo.vertices.size(); ++v) {
+    if (!used_vertex[v]) continue;
+    platform.vertex_host[v] = iface->create_host(fmt::format("v{}", v), 1e9);
+    size_t id = platform.vertex_host[v]->get_netpoint()->id();
+    if (zone->netpoint_vertex_.size() <= id) zone->netpoint_vertex_.resize(id + 1, -1);
+    zone->netpoint_vertex_[id] = static_cast<int>(v);
     platform.hosts++;
   }
   // The replay actor needs a host even when the graph moves no data (a pure schedule).

@@ -1,5 +1,6 @@
 // Private to the engine (the only layer that sees SimGrid): not installed under include/.
-// The SimGrid platform for one replay: a host per device that appears in the task graph's flows and a
+// The SimGrid platform for one replay: a host per flow end (a device, or a switch that reduces in the
+// network) that appears in the task graph's flows and a
 // pair of links (one per direction) per topology link on their routes. Routes come from the topology's
 // router through a custom routing zone, so SimGrid never needs an n^2 routing table; only the part of the
 // machine the folded task graph touches is instantiated.
@@ -17,14 +18,14 @@ class Host;
 namespace podsim::engine {
 
 struct Platform {
-  std::vector<simgrid::s4u::Host*> device_host;  // device rank -> host (nullptr when unused)
+  std::vector<simgrid::s4u::Host*> vertex_host;  // topology vertex -> host (nullptr when no flow ends there)
   simgrid::s4u::Host* driver = nullptr;          // runs the replay actor; no flow starts or ends there
   int hosts = 0, links = 0;
 };
 
 // The part of the topology the graph's flows touch: what build_platform instantiates.
 struct PlatformUse {
-  std::vector<char> device;    // device rank -> used
+  std::vector<char> vertex;    // topology vertex -> a flow starts or ends there
   std::vector<char> link_dir;  // link * 2 + (forward ? 0 : 1) -> used
   long long hosts = 0, link_dirs = 0;
 };

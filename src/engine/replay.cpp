@@ -204,17 +204,18 @@ class Replayer {
     const auto& phase = graph_.plans[graph_.tasks[fl.task].plan][fl.phase];
     hosts_.clear();
     index_.clear();
-    for (const auto& f : phase.flows) {
-      if (f.src == f.dst || f.bytes <= 0) continue;
-      for (int d : {f.src, f.dst})
-        if (index_.emplace(d, static_cast<int>(hosts_.size())).second)
-          hosts_.push_back(platform_.device_host[d]);
+    for (const auto& f : phase.flows) {  // hosts by topology vertex: a flow may end at a switch
+      if (plan::moves_nothing(f)) continue;
+      for (int v : {plan::source_vertex(topo_, f), plan::target_vertex(topo_, f)})
+        if (index_.emplace(v, static_cast<int>(hosts_.size())).second)
+          hosts_.push_back(platform_.vertex_host[v]);
     }
     const size_t n = hosts_.size();
     std::vector<double> bytes(n * n, 0.0), flops(n, 0.0);
     for (const auto& f : phase.flows) {
-      if (f.src == f.dst || f.bytes <= 0) continue;
-      bytes[index_[f.src] * n + index_[f.dst]] += f.bytes * share;
+      if (plan::moves_nothing(f)) continue;
+      bytes[index_[plan::source_vertex(topo_, f)] * n + index_[plan::target_vertex(topo_, f)]] +=
+          f.bytes * share;
     }
     sg4::ExecPtr exec =
         sg4::Exec::init()->set_hosts(hosts_)->set_flops_amounts(flops)->set_bytes_amounts(bytes);

@@ -25,16 +25,16 @@ void check_replayable(const topology::Topology& topo, const plan::TaskGraph& gra
   // sparse form) that SimGrid scans whole twice when the task starts. Refuse, before forking, a phase whose
   // matrix alone would take more memory than a CI machine can spare.
   constexpr double kMaxMatrixBytes = 256.0 * 1048576;
-  std::vector<int> seen(topo.device_count(), -1);
+  std::vector<int> seen(topo.vertices.size(), -1);  // per vertex: flows may end at a switch
   int stamp = 0;
   for (const auto& plan : graph.plans)
     for (const auto& phase : plan) {
       long long hosts = 0;
       ++stamp;
       for (const auto& f : phase.flows) {
-        if (f.src == f.dst || f.bytes <= 0) continue;
-        for (int d : {f.src, f.dst})
-          if (seen[d] != stamp) seen[d] = stamp, hosts++;
+        if (plan::moves_nothing(f)) continue;
+        for (int v : {plan::source_vertex(topo, f), plan::target_vertex(topo, f)})
+          if (seen[v] != stamp) seen[v] = stamp, hosts++;
       }
       double matrix = 8.0 * hosts * hosts;
       if (matrix > kMaxMatrixBytes)

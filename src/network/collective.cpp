@@ -1,6 +1,7 @@
 #include "podsim/network/collective.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <stdexcept>
 
@@ -48,12 +49,12 @@ double step_latency(const Topology& topo, int src, int dst) {
 
 plan::CommPhase serial_merge(const std::vector<plan::CommPlan>& plans) {
   plan::CommPhase merged;
-  std::map<std::pair<int, int>, size_t> index;
+  std::map<std::array<int, 4>, size_t> index;  // (src, dst, src_vertex, dst_vertex) -> flow
   for (const auto& plan : plans)
     for (const auto& phase : plan) {
       merged.latency += phase.latency;
       for (const auto& f : phase.flows) {
-        auto [it, fresh] = index.try_emplace({f.src, f.dst}, merged.flows.size());
+        auto [it, fresh] = index.try_emplace({f.src, f.dst, f.src_vertex, f.dst_vertex}, merged.flows.size());
         if (fresh)
           merged.flows.push_back(f);
         else

@@ -34,6 +34,10 @@ plan::CommPlan plan_ring(const topology::Topology& topo, const Collective& c);
 plan::CommPlan plan_tree(const topology::Topology& topo, const Collective& c);
 plan::CommPlan plan_hierarchical(const topology::Topology& topo, const Collective& c);
 plan::CommPlan plan_direct(const topology::Topology& topo, const Collective& c);
+// NVLink SHARP all_reduce (nvls_collective.cpp): flows into the group's NVSwitch and back. Available when
+// every rank is on one NVLink domain and the fabric profile models `nvls`; otherwise an input error.
+plan::CommPlan plan_nvls(const topology::Topology& topo, const Collective& c);
+bool nvls_available(const topology::Topology& topo, const Collective& c);
 // send_recv: one transfer from the group's first rank to its second, whatever the algorithm.
 plan::CommPlan plan_point_to_point(const topology::Topology& topo, const Collective& c);
 

@@ -14,6 +14,7 @@ const std::vector<CollectiveAlgorithm>& collective_algorithms() {
       {Algorithm::tree, "tree", {K::all_reduce}, &plan_tree},
       {Algorithm::hierarchical, "hierarchical", {K::all_reduce}, &plan_hierarchical},
       {Algorithm::direct, "direct", {K::all_to_all}, &plan_direct},
+      {Algorithm::nvls, "nvls", {K::all_reduce}, &plan_nvls, &nvls_available},
   };
   return registry;
 }
@@ -53,6 +54,12 @@ Planner planner_for(CollectiveKind kind, Algorithm algorithm) {
   }
   if (!fallback) throw std::logic_error(std::string("no algorithm plans ") + to_string(kind));
   return fallback->plan;
+}
+
+bool algorithm_available(const topology::Topology& topo, const Collective& c, Algorithm algorithm) {
+  for (const auto& a : collective_algorithms())
+    if (a.algorithm == algorithm) return !a.available || a.available(topo, c);
+  return true;
 }
 
 const char* to_string(Algorithm a) {

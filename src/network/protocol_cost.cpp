@@ -6,6 +6,7 @@
 #include <cctype>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "collective_planners.hpp"
 #include "podsim/network/collective_registry.hpp"
@@ -60,6 +61,7 @@ std::vector<std::string> protocol_choices() {
 
 const char* protocol_family(Algorithm a) {
   // Hierarchical all_reduce is made of rings, so it pays the ring's protocol costs.
+  if (a == Algorithm::nvls) return "nvls";
   return a == Algorithm::tree ? "tree" : a == Algorithm::direct ? nullptr : "ring";
 }
 
@@ -85,6 +87,8 @@ CollectiveChoice select_collective(const Topology& topo, const Collective& c) {
   if (c.algorithm == Algorithm::automatic) algorithms = algorithms_for(c.kind);
   CollectiveChoice best;
   best.predicted_seconds = std::numeric_limits<double>::infinity();
+  if (algorithms.size() > 1)  // `auto` considers only what can run here (nvls: one NVLink domain)
+    std::erase_if(algorithms, [&](Algorithm a) { return !algorithm_available(topo, c, a); });
   for (Algorithm a : algorithms) {
     std::vector<Protocol> protocols = {c.protocol};
     if (c.protocol == Protocol::automatic) {

@@ -9,9 +9,9 @@ PhaseLoad phase_load(const topology::Topology& topo, const CommPhase& phase, Pha
   auto& load = scratch.bytes;
   if (load.size() < topo.links.size() * 2) load.assign(topo.links.size() * 2, 0.0);
   for (const Flow& f : phase.flows) {
-    if (f.src == f.dst || f.bytes <= 0) continue;
+    if (moves_nothing(f)) continue;
     scratch.route.clear();
-    topo.router().route(topo.device_vertex[f.src], topo.device_vertex[f.dst], scratch.route);
+    topo.router().route(source_vertex(topo, f), target_vertex(topo, f), scratch.route);
     double latency = 0;
     for (const auto& hop : scratch.route) {
       int ld = hop.link * 2 + (hop.forward ? 0 : 1);

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "podsim/core/config_choice.hpp"
 #include "podsim/core/config_node.hpp"
@@ -37,14 +38,15 @@ struct FatTreeShape {
 class RailFatTreeRouter final : public Router {
  public:
   FatTreeShape shape;
-  std::vector<int> vertex_device;  // vertex -> device rank or -1
-  std::vector<int> device_rail;    // device -> rail
-  std::vector<int> gpu_nvswitch;   // device -> link (a = gpu, b = nvswitch)
-  std::vector<int> gpu_nic;        // device -> link (a = gpu, b = nic)
-  std::vector<int> rail_gpu;       // node * nics + rail -> first device on that rail (PXN relay)
-  std::vector<int> nic_leaf;       // node * nics + rail -> link (a = nic, b = leaf)
-  std::vector<int> leaf_spine;     // (su * nics + rail) * spines_per_rail + j -> link (a = leaf, b = spine)
-  std::vector<int> spine_core;     // spine index * cores_per_rail + c -> link (a = spine, b = core)
+  std::vector<int> vertex_device;    // vertex -> device rank or -1
+  std::vector<int> device_rail;      // device -> rail
+  std::vector<int> gpu_nvswitch;     // device -> link (a = gpu, b = nvswitch)
+  std::vector<int> gpu_nic;          // device -> link (a = gpu, b = nic)
+  std::vector<int> device_nvswitch;  // device -> vertex of its NVLink domain's switch
+  std::vector<int> rail_gpu;         // node * nics + rail -> first device on that rail (PXN relay)
+  std::vector<int> nic_leaf;         // node * nics + rail -> link (a = nic, b = leaf)
+  std::vector<int> leaf_spine;       // (su * nics + rail) * spines_per_rail + j -> link (a = leaf, b = spine)
+  std::vector<int> spine_core;       // spine index * cores_per_rail + c -> link (a = spine, b = core)
 
   int spine_index(int group, int rail, int j) const {
     return (group * shape.nics + rail) * shape.spines_per_rail + j;
@@ -52,6 +54,7 @@ class RailFatTreeRouter final : public Router {
 
   void route(int src_vertex, int dst_vertex, Route& out) const override {
     int s = vertex_device[src_vertex], d = vertex_device[dst_vertex];
+    if (s < 0 || d < 0) return route_switch(src_vertex, dst_vertex, out);
     int ns = s / shape.gpus, nd = d / shape.gpus;
     if (ns / shape.domain_nodes == nd / shape.domain_nodes) {  // one NVLink domain: NVSwitch only
       out.push_back({gpu_nvswitch[s], true});
@@ -82,6 +85,17 @@ class RailFatTreeRouter final : public Router {
     }
     out.push_back({nic_leaf[nd * shape.nics + rail], false});
     out.push_back({gpu_nic[d], false});
+  }
+
+  // NVLink SHARP: between a GPU and the NVSwitch of its own NVLink domain, the GPU's NVLink port.
+  void route_switch(int src_vertex, int dst_vertex, Route& out) const {
+    bool up = vertex_device[src_vertex] >= 0;
+    int device = vertex_device[up ? src_vertex : dst_vertex], sw = up ? dst_vertex : src_vertex;
+    if (device < 0 || device_nvswitch[device] != sw)
+      throw std::logic_error(
+          fmt::format("gpu_cluster: no route {} -> {} (a switch end must be the GPU's NVSwitch)", src_vertex,
+                      dst_vertex));
+    out.push_back({gpu_nvswitch[device], up});
   }
 
   std::string describe() const override {
@@ -232,6 +246,7 @@ std::vector<int> add_servers(Topology& topo, RailFatTreeRouter& router, const Gp
       router.device_rail.push_back(rail);
       router.gpu_nvswitch.push_back(
           topo.add_link(v, nvswitch, spec.nvlink_bw, spec.nvlink_lat, LinkClass::nvlink));
+      router.device_nvswitch.push_back(nvswitch);
       router.gpu_nic.push_back(
           topo.add_link(v, nic_vertex[n * nics + rail], spec.pcie_bw, spec.pcie_lat, LinkClass::pcie));
     }
@@ -375,8 +390,8 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   router->vertex_device.resize(topo.vertices.size(), -1);  // switches added last map to no device
   topo.set_rails(std::move(rails));
   describe_gpu_cluster(topo, shape, spec);
+  topo.set_family(std::make_shared<const GpuClusterData>(GpuClusterData{router->device_nvswitch}));
   topo.set_router(std::move(router));
-  topo.set_family(std::make_shared<const GpuClusterData>());
   apply_fabric_profile(topo, root, base_dir);
   return topo;
 }

@@ -47,7 +47,7 @@ inline const std::vector<std::string>& protocol_names() {
 }
 // The algorithms whose protocols a profile may describe.
 inline const std::vector<std::string>& protocol_algorithm_names() {
-  static const std::vector<std::string> names = {"ring", "tree"};
+  static const std::vector<std::string> names = {"ring", "tree", "nvls"};
   return names;
 }
 

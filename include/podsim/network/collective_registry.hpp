@@ -18,6 +18,8 @@ struct CollectiveAlgorithm {
   const char* name;
   std::vector<CollectiveKind> kinds;  // the collectives it plans; for others the kind's default runs
   Planner plan;
+  // Whether it can run this collective on this topology (null: always); `auto` skips it where not.
+  bool (*available)(const topology::Topology& topo, const Collective& c) = nullptr;
 };
 
 // In the order valid values are listed.
@@ -28,5 +30,7 @@ std::vector<Algorithm> algorithms_for(CollectiveKind kind);
 // The planner that runs `kind` with `algorithm`: the algorithm's own if it plans that kind, else the
 // kind's default (the first algorithm that plans it; send_recv is always one point-to-point transfer).
 Planner planner_for(CollectiveKind kind, Algorithm algorithm);
+// False when the algorithm's `available` says it cannot run `c` on `topo` (e.g. nvls off an NVSwitch).
+bool algorithm_available(const topology::Topology& topo, const Collective& c, Algorithm algorithm);
 
 }  // namespace podsim::network

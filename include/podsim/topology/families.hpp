@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "podsim/topology/topology.hpp"
 
@@ -12,9 +13,13 @@ class ConfigNode;
 
 namespace podsim::topology {
 
-// Family data of gpu_cluster and cpu_cluster: tags only, since their graph says everything; workloads ask
+// Family data of gpu_cluster and cpu_cluster: their graph says nearly everything; workloads ask
 // topo.family<GpuClusterData>() which server model applies (Topology::family).
-struct GpuClusterData {};
+struct GpuClusterData {
+  // device rank -> vertex of its NVLink domain's NVSwitch: where in-switch reduction (NVLS) flows end.
+  std::vector<int> nvswitch_of_device;
+  int nvswitch_of(int device) const { return nvswitch_of_device.at(device); }
+};
 struct CpuClusterData {};
 
 // kind: gpu_cluster — servers of GPUs on an NVLink/NVSwitch scale-up fabric, one NIC per rail, joined by

@@ -71,7 +71,9 @@ using Route = std::vector<Hop>;
 class Router {
  public:
   virtual ~Router() = default;
-  // Appends the hops from device vertex `src` to device vertex `dst` (src != dst).
+  // Appends the hops from device vertex `src` to device vertex `dst` (src != dst). Families whose switches
+  // reduce in the network (gpu_cluster: NVLink SHARP) also route between a device and such a switch
+  // vertex; any other non-device end is a logic error.
   virtual void route(int src_vertex, int dst_vertex, Route& out) const = 0;
   virtual std::string describe() const = 0;
 };

@@ -19,6 +19,7 @@ AllReducePlan fastest_all_reduce(const topology::Topology& topo, const std::vect
     c.group = group;
     c.bytes = bytes;
     c.algorithm = algorithm;
+    if (!network::algorithm_available(topo, c, algorithm)) continue;  // nvls: one NVLink domain only
     auto plan = network::plan_collective(topo, c);
     double t = network::idle_plan_time(topo, plan);
     if (t < best_time) best_time = t, best = {std::move(plan), algorithm};

@@ -163,8 +163,13 @@ report::SharedFabricResult simulate_shared_fabric(const SharedFabricRequest& req
     std::vector<int> map(static_cast<size_t>(topo.device_count()), -1);
     for (int d = 0; d < needed[j] * per_node; ++d)
       map[static_cast<size_t>(d)] = nodes[j][static_cast<size_t>(d / per_node)] * per_node + d % per_node;
+    // In-network reduction (NVLS) ends flows at a server's NVSwitch: it moves with the server.
+    std::vector<int> vertex_map(topo.vertices.size(), -1);
+    if (const auto* gpu = topo.family<topology::GpuClusterData>(); gpu && !gpu->nvswitch_of_device.empty())
+      for (int d = 0; d < needed[j] * per_node; ++d)
+        vertex_map[static_cast<size_t>(gpu->nvswitch_of(d))] = gpu->nvswitch_of(map[static_cast<size_t>(d)]);
     plan::TaskGraph g = job.alone.plan.graph;
-    plan::relocate_devices(g, map);
+    plan::relocate_devices(g, map, vertex_map);
     job.alone_step = engine::replay(topo, g).makespan;  // alone on its own servers: the fair baseline
     int first = plan::append_graph(together, g, fmt::format("job {}", j + 1));
     task_range.emplace_back(first, static_cast<int>(together.tasks.size()));

@@ -7,23 +7,26 @@
 namespace podsim::plan {
 namespace {
 
-int mapped(const std::vector<int>& map, int device) {
-  if (device < 0) return device;  // no device (a stream that is not on one)
-  if (device >= static_cast<int>(map.size()) || map[static_cast<size_t>(device)] < 0)
-    throw std::logic_error(fmt::format("relocate_devices: device {} is outside the job's placement", device));
-  return map[static_cast<size_t>(device)];
+int mapped(const std::vector<int>& map, int id, const char* what) {
+  if (id < 0) return id;  // none (a stream on no device, a flow end that is a device)
+  if (id >= static_cast<int>(map.size()) || map[static_cast<size_t>(id)] < 0)
+    throw std::logic_error(fmt::format("relocate_devices: {} {} is outside the job's placement", what, id));
+  return map[static_cast<size_t>(id)];
 }
 
 }  // namespace
 
-void relocate_devices(TaskGraph& graph, const std::vector<int>& device_map) {
-  for (auto& s : graph.streams) s.device = mapped(device_map, s.device);
-  for (int& d : graph.stage_devices) d = mapped(device_map, d);
+void relocate_devices(TaskGraph& graph, const std::vector<int>& device_map,
+                      const std::vector<int>& vertex_map) {
+  for (auto& s : graph.streams) s.device = mapped(device_map, s.device, "device");
+  for (int& d : graph.stage_devices) d = mapped(device_map, d, "device");
   for (auto& plan : graph.plans)
     for (auto& phase : plan)
       for (auto& f : phase.flows) {
-        f.src = mapped(device_map, f.src);
-        f.dst = mapped(device_map, f.dst);
+        f.src = mapped(device_map, f.src, "device");
+        f.dst = mapped(device_map, f.dst, "device");
+        f.src_vertex = mapped(vertex_map, f.src_vertex, "switch vertex");
+        f.dst_vertex = mapped(vertex_map, f.dst_vertex, "switch vertex");
       }
 }
 

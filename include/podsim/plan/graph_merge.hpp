@@ -11,8 +11,10 @@
 namespace podsim::plan {
 
 // Moves the graph to other devices: every device rank d (streams, lanes, flow ends) becomes
-// device_map[d]. A rank the map does not cover (or maps to -1) is a logic error.
-void relocate_devices(TaskGraph& graph, const std::vector<int>& device_map);
+// device_map[d], and a flow end at a switch vertex v (in-network reduction) becomes vertex_map[v]. A rank
+// or vertex the maps do not cover (or map to -1) is a logic error.
+void relocate_devices(TaskGraph& graph, const std::vector<int>& device_map,
+                      const std::vector<int>& vertex_map = {});
 
 // Appends `part` after what `into` holds: its streams, tasks (dependencies renumbered), plans and lanes
 // (names prefixed with `lane_prefix`). Returns the index of its first task in `into`.

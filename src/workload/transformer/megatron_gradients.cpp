@@ -15,9 +15,9 @@ using network::CollectiveKind;
 
 double StepBuilder::chunk_params(int s, int chunk) const {
   // Dense parameters only: routed experts reduce over their own group (moe_step.cpp).
-  double params = layers_per_chunk_ * layer_params(w_.model) / layout_.tp +
+  double params = chunk_layers(w_, v_, s, chunk) * layer_params(w_.model) / layout_.tp +
                   moe_layers_in_chunk(s, chunk) * moe_dense_delta_per_layer(w_);
-  double stage_extra = stage_params(w_, s) - (w_.model.layers / p_) * layer_params(w_.model) / layout_.tp -
+  double stage_extra = stage_params(w_, s) - stage_layers(w_, s) * layer_params(w_.model) / layout_.tp -
                        moe_stage_params_delta(w_, s);
   if ((s == 0 && chunk == 0) || (s == p_ - 1 && chunk == v_ - 1)) params += stage_extra;
   return params;

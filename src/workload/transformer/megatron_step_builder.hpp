@@ -25,6 +25,7 @@
 #include "podsim/workload/step_plan.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/moe_costs.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload::megatron {
@@ -156,7 +157,7 @@ class StepBuilder {
 
   const topology::Topology& topo_;
   const WorkloadConfig& w_;
-  int mb_, v_, p_ = 1, m_ = 1, layers_per_chunk_ = 1;
+  int mb_, v_, p_ = 1, m_ = 1;
   ParallelLayout layout_;
   std::vector<int> rail_ranks_;
   std::optional<calibration::ComputeModel> cm_;

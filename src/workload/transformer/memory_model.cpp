@@ -8,6 +8,7 @@
 #include "podsim/workload/transformer/mla_math.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/mtp_ops.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -18,7 +19,7 @@ double stage_params(const WorkloadConfig& w, int stage) {
   const auto& p = w.parallel;
   double t = p.tp;
   double per_layer = layer_params(m) / t;
-  double params = per_layer * (m.layers / p.pp) + moe_stage_params_delta(w, stage);  // MoE: moe_memory
+  double params = per_layer * stage_layers(w, stage) + moe_stage_params_delta(w, stage);  // MoE: moe_memory
   double word_embedding = static_cast<double>(m.vocab) * m.hidden / t;
   // Learned positions are replicated over tp; RoPE has none (embedding_params counts them).
   if (stage == 0) params += embedding_params(m) - word_embedding * t + word_embedding;
@@ -123,10 +124,9 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
   const auto& p = w.parallel;
   double eb = activation_bytes(w.training);
   double dp = zero_shard_ranks(p);  // ZeRO divides by the shard group (x cp)
-  long long chunks = static_cast<long long>(p.pp) * virtual_stages;
-  if (virtual_stages < 1 || w.model.layers % chunks)
-    throw std::logic_error("stage_memory: the layers do not split evenly into pp x virtual_stages chunks");
-  double layers_per_chunk = static_cast<double>(w.model.layers / chunks);
+  if (!splits_evenly(w, virtual_stages))
+    throw std::logic_error(
+        "stage_memory: the layer slots do not split evenly into pp x virtual_stages chunks");
   double stored = layer_activation_bytes(w, micro_batch, w.training.recompute);
   double working = recompute_working_bytes(w, micro_batch, w.training.recompute);
   double local_tokens = static_cast<double>(w.model.seq_len) / p.cp * micro_batch;  // s/cp per rank
@@ -143,6 +143,8 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     double optimizer_per_param = eb < 4 ? 12 : 8;  // fp32 master copy (mixed precision) + Adam m and v
     mb.optimizer = sharded(1) * optimizer_per_param;
     int in_flight = s < static_cast<int>(peak_in_flight.size()) ? peak_in_flight[s] : 1;
+    // The stage's mean chunk: with the embedding or the loss in the split one chunk holds a layer fewer.
+    double layers_per_chunk = static_cast<double>(stage_layers(w, s)) / virtual_stages;
     mb.activations = in_flight * layers_per_chunk * stored + working;
     double moe_per_chunk = static_cast<double>(stage_moe_layers(w, s)) / virtual_stages;
     mb.activations += in_flight * moe_per_chunk * moe_activation_delta(w, micro_batch, w.training.recompute);

@@ -96,6 +96,8 @@ struct ParallelConfig {
   CpAlgorithm cp_algorithm = CpAlgorithm::ring;
   bool tp_overlap = false;  // TP collectives overlapped with their GEMMs (Transformer Engine userbuffers)
   int ep = 1, etp = 1;      // expert (tensor) parallelism of the MoE layers (moe_config.hpp)
+  // The embedding / the loss count as one layer slot of the first / last stage (pipeline_split.hpp).
+  bool embedding_in_pipeline_split = false, loss_in_pipeline_split = false;
 };
 
 // How the attention core runs: one fused kernel (FlashAttention-2/-3, cuDNN fused attention: causal

@@ -115,6 +115,7 @@ ModelConfig read_model_section(const ConfigNode& model, const std::string& name)
   m.position_embedding =
       choice_or(model, "position_embedding", kPositionEmbeddingNames, PositionEmbedding::learned);
   m.linear_bias = model.boolean_or("linear_bias", true);
+  m.dropout = number_in_or(model, "dropout", 0, 0.99, 0.1, "the hidden / attention dropout probability");
   read_mla_keys(model, m);  // model.attention, the MLA dimensions, mtp_layers (mla_config.cpp)
   model.reject_unknown_keys();
   validate_model_shape(m, model);

@@ -112,7 +112,8 @@ std::vector<int> StepBuilder::reduce_gradients() {
       double grads = (stage_params(w_, s) - expert_stage_params(w_, s)) * w_.training.grad_reduce_bytes;
       g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, grads), Category::dp, {flush_done_[s]});
     }
-    if (moe_ && !w_.parallel.dp_overlap && w_.parallel.zero < 3) add_expert_reduction(s, s, true, {flush_done_[s]});
+    if (moe_ && !w_.parallel.dp_overlap && w_.parallel.zero < 3)
+      add_expert_reduction(s, s, true, {flush_done_[s]});
     grads_ready[s] = g_.add_comm(TaskKind::call_done, dp_stream_[s], s, -1, Category::tp, {flush_done_[s]});
   }
   return grads_ready;
@@ -148,7 +149,8 @@ void StepBuilder::add_optimizer_steps(int sync_id) {
     double params = (stage_params(w_, s) - experts) / (w_.parallel.zero >= 1 ? shard_size(s) : 1) +
                     experts / (w_.parallel.zero >= 1 ? edp : 1);
     int opt_id = g_.add_compute(TaskKind::optimizer, compute_stream_[s], s,
-                                optimizer_cost(params, *cm_).seconds, Category::optimizer, {sync_id});
+                                optimizer_cost(params, *cm_).seconds + zero_grad_seconds(s),
+                                Category::optimizer, {sync_id});
     if (!gathers_after_optimizer()) continue;
     // Parameters are gathered in their 16-bit copy (the fp8 copy is made per GEMM, precision_bytes.hpp).
     double bytes = (stage_params(w_, s) - experts) * workload::activation_bytes(w_.training);
@@ -158,6 +160,18 @@ void StepBuilder::add_optimizer_steps(int sync_id) {
         expert_dp_plan(s, experts * workload::activation_bytes(w_.training), CollectiveKind::all_gather);
     if (expert_plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, expert_plan, Category::dp, {opt_id});
   }
+}
+
+// Megatron-Core zeroes the whole gradient buffer (DistributedDataParallel.zero_grad_buffer, called by
+// megatron/training/training.py train_step at the start of every iteration): one memset of the stage's
+// gradients as stage_memory counts them (sharded from ZeRO 2 on). Charged with the optimizer step, the
+// previous iteration's end in the steady state one step stands for.
+double StepBuilder::zero_grad_seconds(int s) const {
+  double experts = expert_stage_params(w_, s), edp = expert_data_parallel(w_.parallel);
+  bool sharded = w_.parallel.zero >= 2;
+  double grads =
+      (stage_params(w_, s) - experts) / (sharded ? shard_size(s) : 1) + experts / (sharded ? edp : 1);
+  return memory_cost(*cm_, "zero gradient buffer", grads * w_.training.main_grad_bytes).seconds;
 }
 
 bool StepBuilder::gathers_after_optimizer() const {

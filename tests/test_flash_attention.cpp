@@ -116,12 +116,19 @@ TEST(FlashAttention, NoScoresInActivationMemory) {
   WorkloadConfig flash = config(topo);
   WorkloadConfig unfused = config(topo, {{"training.attention", "unfused"}});
   double s = 8192, a = 32;
-  // Unfused keeps softmax output, dropout mask and output per query head (2 + 1 + 2 bytes); flash only
-  // its fp32 logsumexp per query row.
-  double gap = s * s * a * 5 - s * a * 4;
+  // Unfused keeps softmax output, dropout mask and output per query head (2 + 1 + 2 bytes), only the
+  // softmax output (2 bytes) without dropout (Llama 3: model.dropout 0); flash only its fp32 logsumexp per
+  // query row.
+  double gap = s * s * a * 2 - s * a * 4;
   EXPECT_NEAR(
       layer_activation_bytes(unfused, 1, Recompute::none) - layer_activation_bytes(flash, 1, Recompute::none),
       gap, 1e-6 * gap);
+  WorkloadConfig flash_dropout = config(topo, {{"model.dropout", "0.1"}});
+  WorkloadConfig unfused_dropout = config(topo, {{"training.attention", "unfused"}, {"model.dropout", "0.1"}});
+  double dropout_gap = s * s * a * 5 - s * a * 4;
+  EXPECT_NEAR(layer_activation_bytes(unfused_dropout, 1, Recompute::none) -
+                  layer_activation_bytes(flash_dropout, 1, Recompute::none),
+              dropout_gap, 1e-6 * dropout_gap);
   EXPECT_DOUBLE_EQ(layer_activation_bytes(flash, 1, Recompute::selective),
                    layer_activation_bytes(unfused, 1, Recompute::selective));
 }

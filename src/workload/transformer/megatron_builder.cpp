@@ -35,13 +35,12 @@ StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w
   m_ = static_cast<int>(w.training.global_batch / (static_cast<long long>(w.parallel.dp) * micro_batch));
   // Every layer is simulated: the stages' chunks hold all of them, and only the interleaved schedule
   // runs more than one chunk per stage (build_schedule refuses chunks otherwise).
-  if (v_ < 1 || w.model.layers % (static_cast<long long>(p_) * v_))
-    throw std::logic_error(fmt::format("megatron builder: {} layers do not split into pp {} x {} chunks",
-                                       w.model.layers, p_, v_));
+  if (!splits_evenly(w, v_))
+    throw std::logic_error(fmt::format("megatron builder: {} layer slots do not split into pp {} x {} chunks",
+                                       pipeline_slots(w), p_, v_));
   if (v_ > 1 && (p_ == 1 || w.parallel.schedule != Schedule::interleaved))
     throw std::logic_error(fmt::format("megatron builder: {} virtual stages with schedule {} (pp {})", v_,
                                        to_string(w.parallel.schedule), p_));
-  layers_per_chunk_ = static_cast<int>(w.model.layers / (p_ * v_));
   // TP ranks whose traffic shares rank 0's NIC (one on a DGX A100, two on a DGX-2H) are not folded.
   for (int peer : topo.rail_peers(layout_.device(0, 0, 0, 0)))
     if (peer < layout_.tp) rail_ranks_.push_back(peer);

@@ -15,9 +15,9 @@ using network::CollectiveKind;
 
 double StepBuilder::chunk_params(int s, int chunk) const {
   // Dense parameters only: routed experts reduce over their own group (moe_step.cpp).
-  double params = layers_per_chunk_ * layer_params(w_.model) / layout_.tp +
+  double params = chunk_layers(w_, v_, s, chunk) * layer_params(w_.model) / layout_.tp +
                   moe_layers_in_chunk(s, chunk) * moe_dense_delta_per_layer(w_);
-  double stage_extra = stage_params(w_, s) - (w_.model.layers / p_) * layer_params(w_.model) / layout_.tp -
+  double stage_extra = stage_params(w_, s) - stage_layers(w_, s) * layer_params(w_.model) / layout_.tp -
                        moe_stage_params_delta(w_, s);
   if ((s == 0 && chunk == 0) || (s == p_ - 1 && chunk == v_ - 1)) params += stage_extra;
   return params;
@@ -149,7 +149,8 @@ void StepBuilder::add_optimizer_steps(int sync_id) {
     double params = (stage_params(w_, s) - experts) / (w_.parallel.zero >= 1 ? shard_size(s) : 1) +
                     experts / (w_.parallel.zero >= 1 ? edp : 1);
     int opt_id = g_.add_compute(TaskKind::optimizer, compute_stream_[s], s,
-                                optimizer_cost(params, *cm_).seconds, Category::optimizer, {sync_id});
+                                optimizer_cost(params, *cm_).seconds + zero_grad_seconds(s),
+                                Category::optimizer, {sync_id});
     if (!gathers_after_optimizer()) continue;
     // Parameters are gathered in their 16-bit copy (the fp8 copy is made per GEMM, precision_bytes.hpp).
     double bytes = (stage_params(w_, s) - experts) * workload::activation_bytes(w_.training);
@@ -159,6 +160,18 @@ void StepBuilder::add_optimizer_steps(int sync_id) {
         expert_dp_plan(s, experts * workload::activation_bytes(w_.training), CollectiveKind::all_gather);
     if (expert_plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, expert_plan, Category::dp, {opt_id});
   }
+}
+
+// Megatron-Core zeroes the whole gradient buffer (DistributedDataParallel.zero_grad_buffer, called by
+// megatron/training/training.py train_step at the start of every iteration): one memset of the stage's
+// gradients as stage_memory counts them (sharded from ZeRO 2 on). Charged with the optimizer step, the
+// previous iteration's end in the steady state one step stands for.
+double StepBuilder::zero_grad_seconds(int s) const {
+  double experts = expert_stage_params(w_, s), edp = expert_data_parallel(w_.parallel);
+  bool sharded = w_.parallel.zero >= 2;
+  double grads =
+      (stage_params(w_, s) - experts) / (sharded ? shard_size(s) : 1) + experts / (sharded ? edp : 1);
+  return memory_cost(*cm_, "zero gradient buffer", grads * w_.training.main_grad_bytes).seconds;
 }
 
 bool StepBuilder::gathers_after_optimizer() const {

@@ -56,7 +56,7 @@ StepBuilder::ChunkWork StepBuilder::chunk_work(int stage, int chunk, Pass pass) 
   if (moe_) return chunk_cache_[key] = moe_chunk_work(stage, chunk, pass);
   bool has_embedding = stage == 0 && chunk == 0;
   bool has_output = stage == p_ - 1 && chunk == v_ - 1;
-  double L = layers_per_chunk_;
+  double L = chunk_layers(w_, v_, stage, chunk);
   ChunkWork work;
   std::vector<TpCollective> per_layer, extra;
   if (pass == Pass::forward) {

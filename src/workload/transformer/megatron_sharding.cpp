@@ -52,7 +52,7 @@ void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
   bool backward = step.pass == Pass::backward;
   // Gathered in the parameters' 16-bit copy under the fp8 formats too (no fp8 parameter gather modelled).
   double eb = workload::activation_bytes(w_.training), gb = w_.training.grad_reduce_bytes;
-  double unit = layer_params(w_.model) / layout_.tp, L = layers_per_chunk_;
+  double unit = layer_params(w_.model) / layout_.tp, L = chunk_layers(w_, v_, s, step.chunk);
   double heads = chunk_params(s, step.chunk) - L * unit;
   bool prefetch = w_.parallel.dp_overlap && L > 1;
   double first_params = (prefetch ? unit : L * unit) + heads;

@@ -25,6 +25,7 @@
 #include "podsim/workload/step_plan.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/moe_costs.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload::megatron {
@@ -149,6 +150,7 @@ class StepBuilder {
   // All-gather of `bytes` of parameters in the shard groups (-1 when nothing is sharded).
   int param_gather_plan(int s, double bytes);
   bool gathers_after_optimizer() const;
+  double zero_grad_seconds(int s) const;  // memset of the stage's gradient buffer each step
   void build_gradient_sync_and_optimizer();
   std::vector<int> reduce_gradients();
   int sync_embeddings(const std::vector<int>& grads_ready);
@@ -156,7 +158,7 @@ class StepBuilder {
 
   const topology::Topology& topo_;
   const WorkloadConfig& w_;
-  int mb_, v_, p_ = 1, m_ = 1, layers_per_chunk_ = 1;
+  int mb_, v_, p_ = 1, m_ = 1;
   ParallelLayout layout_;
   std::vector<int> rail_ranks_;
   std::optional<calibration::ComputeModel> cm_;

@@ -8,6 +8,7 @@
 #include "podsim/workload/transformer/mla_math.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/mtp_ops.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -18,7 +19,7 @@ double stage_params(const WorkloadConfig& w, int stage) {
   const auto& p = w.parallel;
   double t = p.tp;
   double per_layer = layer_params(m) / t;
-  double params = per_layer * (m.layers / p.pp) + moe_stage_params_delta(w, stage);  // MoE: moe_memory
+  double params = per_layer * stage_layers(w, stage) + moe_stage_params_delta(w, stage);  // MoE: moe_memory
   double word_embedding = static_cast<double>(m.vocab) * m.hidden / t;
   // Learned positions are replicated over tp; RoPE has none (embedding_params counts them).
   if (stage == 0) params += embedding_params(m) - word_embedding * t + word_embedding;
@@ -47,7 +48,8 @@ LayerActivations layer_activations(const WorkloadConfig& w, int micro_batch) {
   double sb = static_cast<double>(m.seq_len) / w.parallel.cp * micro_batch, h = m.hidden,
          ab = activation_bytes(w.training);
   double a = m.heads, g = m.query_groups(), d = m.dim(), f = m.ffn_hidden;
-  constexpr double kMask = 1;  // dropout masks: one byte per element
+  // Dropout masks: one byte per element, none without dropout (torch returns the input at p = 0).
+  const double kMask = m.dropout > 0 ? 1 : 0;
   // GEMM inputs saved for the wgrad GEMM: under fp8 Transformer Engine keeps their quantized copy (1 byte),
   // not the bf16 tensor; the attention core's Q, K, V, norm inputs and the MLP activation's input stay bf16.
   double gemm_in =
@@ -64,9 +66,11 @@ LayerActivations layer_activations(const WorkloadConfig& w, int micro_batch) {
     x.split = sb * (ab * (a * (2 * qk + d) + mlp_input) + gemm_in * (a * d + f));
     x.replicated += sb * (lat * (ab + gemm_in) + ab * m.qk_rope_head_dim);
   }
-  // Unfused: softmax output, dropout mask and output, s x s per query head. Flash attention keeps only
+  // Unfused: softmax output, dropout mask and output, s x s per query head (without dropout the softmax
+  // output alone: the dropout returns it). Flash attention keeps only
   // its fp32 logsumexp per query row (the scores are rebuilt inside the backward kernel).
-  x.scores = w.training.attention == Attention::flash ? sb * a * 4 : sb * m.seq_len * a * (2 * ab + kMask);
+  x.scores = w.training.attention == Attention::flash ? sb * a * 4
+                                                      : sb * m.seq_len * a * ((kMask > 0 ? 2 : 1) * ab + kMask);
   return x;
 }
 
@@ -98,6 +102,16 @@ double recompute_working_bytes(const WorkloadConfig& w, int micro_batch, Recompu
          layer_activation_bytes(w, micro_batch, recompute);
 }
 
+double embedding_in_flight(const WorkloadConfig& w, int micro_batch, int stage_in_flight) {
+  // Only the first model chunk holds the embedding, so only its microbatches keep the mask: the stage's
+  // chunk passes in flight, but never more than the step's microbatches (each passes chunk 0 once). With
+  // one chunk per stage the two agree; with the interleaved schedule most passes in flight belong to later
+  // chunks (the bound is an upper one: Megatron's warm-up takes chunk 0 of pp microbatches at a time).
+  long long microbatches =
+      w.training.global_batch / (static_cast<long long>(std::max(1, w.parallel.dp)) * micro_batch);
+  return static_cast<double>(std::min<long long>(stage_in_flight, std::max(1LL, microbatches)));
+}
+
 double zero_shard_ranks(const ParallelConfig& p) {
   // Context-parallel ranks hold the same weights and shard along with their data-parallel rank.
   return static_cast<double>(p.shard_group > 0 ? p.shard_group : p.dp) * p.cp;
@@ -123,14 +137,17 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
   const auto& p = w.parallel;
   double eb = activation_bytes(w.training);
   double dp = zero_shard_ranks(p);  // ZeRO divides by the shard group (x cp)
-  long long chunks = static_cast<long long>(p.pp) * virtual_stages;
-  if (virtual_stages < 1 || w.model.layers % chunks)
-    throw std::logic_error("stage_memory: the layers do not split evenly into pp x virtual_stages chunks");
-  double layers_per_chunk = static_cast<double>(w.model.layers / chunks);
+  if (!splits_evenly(w, virtual_stages))
+    throw std::logic_error(
+        "stage_memory: the layer slots do not split evenly into pp x virtual_stages chunks");
   double stored = layer_activation_bytes(w, micro_batch, w.training.recompute);
   double working = recompute_working_bytes(w, micro_batch, w.training.recompute);
   double local_tokens = static_cast<double>(w.model.seq_len) / p.cp * micro_batch;  // s/cp per rank
   double sbh = local_tokens * w.model.hidden;
+  // The embedding's dropout mask (one byte an element) covers the embedding output, which Megatron
+  // scatters to the sequence-parallel region before the dropout (LanguageModelEmbedding.forward): s/tp of
+  // the tokens per rank with sequence parallelism.
+  double embedding_mask = w.model.dropout > 0 ? (p.sequence_parallel ? sbh / p.tp : sbh) : 0;
   std::vector<MemoryBreakdown> out;
   for (int s = 0; s < p.pp; ++s) {
     // Routed experts shard over the expert data-parallel ranks, the rest over dp x cp (moe_memory.hpp).
@@ -145,10 +162,12 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     double optimizer_per_param = eb < 4 ? 12 : 8;  // fp32 master copy (mixed precision) + Adam m and v
     mb.optimizer = sharded(1) * optimizer_per_param;
     int in_flight = s < static_cast<int>(peak_in_flight.size()) ? peak_in_flight[s] : 1;
+    // The stage's mean chunk: with the embedding or the loss in the split one chunk holds a layer fewer.
+    double layers_per_chunk = static_cast<double>(stage_layers(w, s)) / virtual_stages;
     mb.activations = in_flight * layers_per_chunk * stored + working;
     double moe_per_chunk = static_cast<double>(stage_moe_layers(w, s)) / virtual_stages;
     mb.activations += in_flight * moe_per_chunk * moe_activation_delta(w, micro_batch, w.training.recompute);
-    if (s == 0) mb.activations += in_flight * sbh;  // embedding dropout masks
+    if (s == 0) mb.activations += embedding_in_flight(w, micro_batch, in_flight) * embedding_mask;
     if (s == p.pp - 1)                              // logits and fp32 softmax of the microbatch in flight
       mb.activations += local_tokens * w.model.vocab / p.tp * (eb + 4 + 4) +
                         mtp_activation_bytes(w, micro_batch);  // MTP: its last chunk has one in flight

@@ -2,6 +2,7 @@
 
 #include "podsim/workload/transformer/moe_costs.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 
 namespace podsim::workload {
@@ -11,11 +12,11 @@ double expert_data_parallel(const ParallelConfig& p) {
 }
 
 long long stage_first_layer(const WorkloadConfig& w, int stage) {
-  return stage * (w.model.layers / w.parallel.pp);
+  return chunk_first_layer(w, 1, stage, 0);
 }
 
 long long stage_moe_layers(const WorkloadConfig& w, int stage) {
-  return moe_layers_in(w, stage_first_layer(w, stage), w.model.layers / w.parallel.pp);
+  return moe_layers_in(w, stage_first_layer(w, stage), stage_layers(w, stage));
 }
 
 double moe_dense_delta_per_layer(const WorkloadConfig& w) {

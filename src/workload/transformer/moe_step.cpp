@@ -17,8 +17,7 @@ using network::CollectiveKind;
 long long StepBuilder::moe_layers_in_chunk(int stage, int chunk) const {
   if (!w_.moe.enabled()) return 0;
   // Megatron's interleaved assignment: chunk c of stage s holds layers from (c * pp + s) * L.
-  long long first = (static_cast<long long>(chunk) * p_ + stage) * layers_per_chunk_;
-  return moe_layers_in(w_, first, layers_per_chunk_);
+  return moe_layers_in(w_, chunk_first_layer(w_, v_, stage, chunk), chunk_layers(w_, v_, stage, chunk));
 }
 
 std::vector<std::vector<int>> StepBuilder::expert_groups(int s, int which) const {
@@ -69,7 +68,7 @@ StepBuilder::ChunkWork StepBuilder::moe_chunk_work(int stage, int chunk, Pass pa
   bool has_embedding = stage == 0 && chunk == 0;
   bool has_output = stage == p_ - 1 && chunk == v_ - 1;
   double moe_layers = static_cast<double>(moe_layers_in_chunk(stage, chunk));
-  double dense_layers = layers_per_chunk_ - moe_layers;
+  double dense_layers = chunk_layers(w_, v_, stage, chunk) - moe_layers;
   const LayerCosts& moe = moe_->layer;
   ChunkWork work;
   std::vector<TpCollective> dense_tp, moe_tp, extra;
@@ -103,7 +102,7 @@ StepBuilder::ChunkWork StepBuilder::moe_chunk_work(int stage, int chunk, Pass pa
   } else {
     work.plan = dense_plan >= 0 ? dense_plan : moe_plan;
   }
-  add_context_parallel(stage, pass, layers_per_chunk_, work);
+  add_context_parallel(stage, pass, chunk_layers(w_, v_, stage, chunk), work);
   int ep = ep_plan(stage, moe_layers, pairs);
   double shared = moe_layers * (forward ? moe_->shared_forward_seconds : moe_->shared_backward_seconds);
   if (ep >= 0 && w_.moe.overlap == MoeOverlap::dispatch && shared > 0) {

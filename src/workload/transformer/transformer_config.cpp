@@ -11,6 +11,7 @@
 #include "podsim/workload/bounded_reads.hpp"
 #include "podsim/workload/transformer/mla_math.hpp"
 #include "podsim/workload/transformer/model_checks.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 
 namespace podsim::workload {
@@ -114,6 +115,7 @@ ModelConfig read_model_section(const ConfigNode& model, const std::string& name)
   m.position_embedding =
       choice_or(model, "position_embedding", kPositionEmbeddingNames, PositionEmbedding::learned);
   m.linear_bias = model.boolean_or("linear_bias", true);
+  m.dropout = number_in_or(model, "dropout", 0, 0.99, 0.1, "the hidden / attention dropout probability");
   read_mla_keys(model, m);  // model.attention, the MLA dimensions, mtp_layers (mla_config.cpp)
   model.reject_unknown_keys();
   validate_model_shape(m, model);
@@ -208,6 +210,8 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.parallel.cp = static_cast<int>(par.integer_in_or("cp", 1, 1 << 20, 1));
   w.parallel.cp_algorithm = choice_or(par, "cp_algorithm", kCpAlgorithmNames, CpAlgorithm::ring);
   w.parallel.tp_overlap = par.boolean_or("tp_overlap", false);
+  w.parallel.embedding_in_pipeline_split = par.boolean_or("embedding_in_pipeline_split", false);
+  w.parallel.loss_in_pipeline_split = par.boolean_or("loss_in_pipeline_split", false);
   read_expert_parallel(par, w.parallel);
   par.reject_unknown_keys();
 
@@ -287,11 +291,7 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
                          v, to_string(p.schedule)));
   if (p.schedule == Schedule::interleaved && p.pp == 1)
     par.fail("schedule", "the interleaved schedule needs pp > 1");
-  if (m.layers % (static_cast<long long>(p.pp) * v))
-    par.fail(
-        p.virtual_stages_auto || v == 1 ? "pp" : "virtual_stages",
-        fmt::format("layers={} is not divisible by pp*virtual_stages = {}*{}; valid pp*virtual_stages: {}",
-                    m.layers, p.pp, v, divisors_up_to(m.layers, m.layers)));
+  check_pipeline_split(w, v, par);
   if (w.training.global_batch % p.dp)
     train.fail("global_batch",
                fmt::format("global_batch={} is not divisible by dp={}", w.training.global_batch, p.dp));

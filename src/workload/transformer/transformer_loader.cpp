@@ -6,6 +6,7 @@
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
 
 namespace podsim::workload {
 
@@ -40,11 +41,10 @@ std::vector<std::pair<int, int>> candidate_settings(const WorkloadConfig& w) {
   } else {
     micro_batches.push_back(w.training.micro_batch);
   }
-  long long layers_per_stage = w.model.layers / w.parallel.pp;
   // Only the interleaved schedule has model chunks; the reader resolves `auto` to 1 for the others.
   if (w.parallel.virtual_stages_auto && w.parallel.schedule == Schedule::interleaved) {
-    for (int v = 1; v <= 8 && v <= layers_per_stage; ++v)
-      if (layers_per_stage % v == 0) virtual_stages.push_back(v);
+    for (int v = 1; v <= 8; ++v)
+      if (splits_evenly(w, v)) virtual_stages.push_back(v);
   } else {
     virtual_stages.push_back(w.parallel.virtual_stages_auto ? 1 : w.parallel.virtual_stages);
   }

@@ -28,6 +28,10 @@ double recompute_working_bytes(const WorkloadConfig& w, int micro_batch, Recompu
 // the shard group; memory divides by this, never by dp when the shards are replicated across groups.
 double zero_shard_ranks(const ParallelConfig& p);
 
+// Microbatches whose embedding activations a first stage holds at once: its chunk passes in flight, at most
+// the step's microbatches (only the first model chunk holds the embedding).
+double embedding_in_flight(const WorkloadConfig& w, int micro_batch, int stage_in_flight);
+
 // ZeRO-3: parameters of stage `stage` (per tensor-parallel rank) gathered at once for compute, before
 // removing the local shard: two units (the layer computing and the next, prefetched), at most the stage.
 double zero3_gathered_params(const WorkloadConfig& w, int stage);

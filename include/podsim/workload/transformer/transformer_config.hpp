@@ -47,6 +47,9 @@ struct ModelConfig {
   bool tied_embeddings = true;  // output layer shares the word embedding (GPT); Llama has its own
   PositionEmbedding position_embedding = PositionEmbedding::learned;
   bool linear_bias = true;  // biases on every linear layer (GPT-3); Llama and Nemotron have none
+  // Hidden and attention dropout probability (Megatron-Core's default 0.1; NeMo's Llama and Nemotron
+  // configs set 0). At 0 no dropout mask is kept for the backward (torch's dropout returns its input).
+  double dropout = 0.1;
   // model.attention and the MLA dimensions (read by read_mla_keys, mla_config.cpp): q_lora_rank 0 = queries
   // not compressed; the qk head is qk_nope_head_dim + qk_rope_head_dim wide, the value head v_head_dim.
   AttentionType attention_type = AttentionType::mha;
@@ -96,6 +99,8 @@ struct ParallelConfig {
   CpAlgorithm cp_algorithm = CpAlgorithm::ring;
   bool tp_overlap = false;  // TP collectives overlapped with their GEMMs (Transformer Engine userbuffers)
   int ep = 1, etp = 1;      // expert (tensor) parallelism of the MoE layers (moe_config.hpp)
+  // The embedding / the loss count as one layer slot of the first / last stage (pipeline_split.hpp).
+  bool embedding_in_pipeline_split = false, loss_in_pipeline_split = false;
 };
 
 // How the attention core runs: one fused kernel (FlashAttention-2/-3, cuDNN fused attention: causal

@@ -20,6 +20,7 @@
 #include "podsim/core/subprocess.hpp"
 #include "podsim/plan/phase_cost.hpp"
 #include "result_wire.hpp"
+#include "sparse_handoff.hpp"
 
 namespace podsim::engine {
 namespace {
@@ -41,7 +42,12 @@ class Replayer {
  public:
   Replayer(const topology::Topology& topo, const TaskGraph& graph, const Platform& platform,
            ReplayResult& out, const ReplayOptions& options)
-      : topo_(topo), graph_(graph), platform_(platform), out_(out), options_(options) {
+      : topo_(topo),
+        graph_(graph),
+        platform_(platform),
+        out_(out),
+        options_(options),
+        sparse_(topo, platform) {
     const size_t n = graph.tasks.size();
     waiting_.assign(n, 0);
     successors_.resize(n);
@@ -202,6 +208,12 @@ class Replayer {
   void start_simgrid(int fid, double share) {
     const Flight& fl = flights_[fid];
     const auto& phase = graph_.plans[graph_.tasks[fl.task].plan][fl.phase];
+    if (sg4::ExecPtr exec = options_.sparse_handoff ? sparse_.start(fid, phase, share) : nullptr) {
+      running_.push_back(exec);
+      running_flight_.push_back(fid);
+      out_.simgrid_activities++;
+      return;
+    }
     hosts_.clear();
     index_.clear();
     for (const auto& f : phase.flows) {
@@ -232,6 +244,7 @@ class Replayer {
       if (alone_owner_[ld] == fid) alone_owner_[ld] = -1;
     }
     int task = fl.task, phase = fl.phase;
+    sparse_.release(fid);
     fl.generation++;
     fl.link_dirs.clear();
     free_flights_.push_back(fid);
@@ -283,6 +296,7 @@ class Replayer {
   std::vector<int> running_flight_;
   std::vector<sg4::Host*> hosts_;
   std::unordered_map<int, int> index_;
+  SparseHandoff sparse_;  // the phase matrix without its n x n zeros
   size_t done_ = 0;
 };
 
@@ -292,6 +306,8 @@ ReplayOptions default_replay_options() {
   ReplayOptions o;
   const char* env = std::getenv("PODSIM_ALWAYS_SIMGRID");
   if (env && std::string(env) == "1") o.closed_form_when_alone = false;
+  const char* dense = std::getenv("PODSIM_DENSE_HANDOFF");
+  if (dense && std::string(dense) == "1") o.sparse_handoff = false;
   return o;
 }
 
@@ -355,7 +371,10 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   // the engine runs on a thread whose stack is sized from the platform, whatever `ulimit -s` says; only the
   // pages the walk touches are ever committed.
   PlatformUse use = platform_use(topo, graph);
-  EngineThread job{topo, graph, options, use, simgrid_stack_bytes(use.hosts, use.link_dirs), {}, nullptr};
+  use.spare_hosts = options.sparse_handoff ? kSpareHosts : 0;
+  EngineThread job{
+      topo, graph,  options, use, simgrid_stack_bytes(use.hosts + use.spare_hosts, use.link_dirs),
+      {},   nullptr};
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   int rc = pthread_attr_setstacksize(&attr, job.stack_bytes);
@@ -371,7 +390,7 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
 }
 
 ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph, const ReplayOptions& options) {
-  check_replayable(topo, graph);
+  if (!options.sparse_handoff) check_replayable(topo, graph);
   ChildOutcome child = run_in_child([&] {
     try {
       return encode_result(replay_in_process(topo, graph, options));

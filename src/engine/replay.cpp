@@ -47,7 +47,7 @@ class Replayer {
         platform_(platform),
         out_(out),
         options_(options),
-        sparse_(topo, platform) {
+        sparse_(topo, graph, platform) {
     const size_t n = graph.tasks.size();
     waiting_.assign(n, 0);
     successors_.resize(n);

@@ -5,14 +5,19 @@
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
+#include <stdexcept>
 #include <string>
+
+#include "link_classes.hpp"
 
 namespace podsim::engine {
 
 namespace sg4 = simgrid::s4u;
 
-SparseHandoff::SparseHandoff(const topology::Topology& topo, const Platform& platform)
-    : topo_(topo), platform_(platform) {
+SparseHandoff::SparseHandoff(const topology::Topology& topo, const plan::TaskGraph& graph,
+                             const Platform& platform)
+    : topo_(topo), platform_(platform), representative_(duplicate_link_classes(topo, graph)) {
+  class_coefficient_.assign(topo.links.size() * 2, 0.0);
   for (int i = static_cast<int>(platform.spare_hosts.size()) - 1; i >= 0; --i) free_.push_back(i);
   coefficient_.assign(topo.links.size() * 2, 0.0);
 }
@@ -56,12 +61,22 @@ sg4::ExecPtr SparseHandoff::start(int flight, const plan::CommPhase& phase, doub
   std::unordered_map<double, int> class_of;
   std::vector<VirtualRoutes::Links> classes;
   std::vector<double> class_bytes;
+  // A duplicate of a link already named is the same LMM row: named once, through its class's first link.
   for (int ld : used_dirs_) {
-    auto [it, fresh] = class_of.emplace(coefficient_[ld], static_cast<int>(classes.size()));
-    if (fresh) classes.emplace_back(), class_bytes.push_back(coefficient_[ld]);
-    classes[it->second].push_back(platform_.link_dir[ld]);
+    const int rep = representative_[ld];
+    const double c = coefficient_[ld];
     coefficient_[ld] = 0.0;
+    if (class_coefficient_[rep] != 0.0) {
+      if (class_coefficient_[rep] != c)
+        throw std::logic_error("duplicate link directions with different bytes");
+      continue;
+    }
+    class_coefficient_[rep] = c;
+    auto [it, fresh] = class_of.emplace(c, static_cast<int>(classes.size()));
+    if (fresh) classes.emplace_back(), class_bytes.push_back(c);
+    classes[it->second].push_back(platform_.link_dir[rep]);
   }
+  for (int ld : used_dirs_) class_coefficient_[representative_[ld]] = 0.0;
   const size_t k = classes.size();
   size_t m = 2;
   while (m * (m - 1) < k) ++m;

@@ -12,13 +12,14 @@
 
 #include "platform.hpp"
 #include "podsim/plan/flow.hpp"
+#include "podsim/plan/task_graph.hpp"
 #include "podsim/topology/topology.hpp"
 
 namespace podsim::engine {
 
 class SparseHandoff {
  public:
-  SparseHandoff(const topology::Topology& topo, const Platform& platform);
+  SparseHandoff(const topology::Topology& topo, const plan::TaskGraph& graph, const Platform& platform);
 
   // The phase's flows scaled by `share` as one started SimGrid parallel task on spare hosts, owned by
   // flight `flight` until release(flight); null when too few spare hosts are free (the caller then falls
@@ -36,7 +37,10 @@ class SparseHandoff {
   std::unordered_map<int, int> index_;                // device -> host index in the dense order
   std::unordered_map<long long, double> pair_bytes_;  // src index * n + dst index -> bytes
   std::vector<double> coefficient_;                   // per link direction (all zero between calls)
-  std::vector<int> used_dirs_;                        // link directions with a coefficient, first use first
+  std::vector<int> used_dirs_;
+  std::vector<int> representative_;  // link direction -> first of its duplicate class (link_classes.hpp)
+  std::vector<double> class_coefficient_;  // per representative: its coefficient in this hand-off, or 0 //
+                                           // link directions with a coefficient, first use first
   topology::Route route_;
 };
 

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "phase_load_cache.hpp"
 #include "platform.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/core/subprocess.hpp"
@@ -47,6 +48,7 @@ class Replayer {
         platform_(platform),
         out_(out),
         options_(options),
+        loads_(topo, graph),
         sparse_(topo, graph, platform) {
     const size_t n = graph.tasks.size();
     waiting_.assign(n, 0);
@@ -152,13 +154,13 @@ class Replayer {
     }
     const auto& phase = graph_.plans[t.plan][k];
     // The phase's closed form on an idle network: its link directions, bytes-bound time and route latency.
-    plan::PhaseLoad load = plan::phase_load(topo_, phase, scratch_);
+    const plan::PhaseLoad& load = loads_.get(t.plan, k);
     int fid = new_flight();
     Flight& fl = flights_[fid];
     fl.task = id;
     fl.phase = k;
     fl.transfer = load.transfer;
-    fl.link_dirs = std::move(load.link_dirs);
+    fl.link_dirs = load.link_dirs;
     double latency = phase.latency + (fl.link_dirs.empty() ? 0 : load.wire_latency);
     if (latency > 0) {
       timers_.push({sg4::Engine::get_clock() + latency, seq_++, TimerKind::latency_done, fid, 0});
@@ -289,9 +291,9 @@ class Replayer {
   long long seq_ = 0;
   std::vector<Flight> flights_;
   std::vector<int> free_flights_;
-  std::vector<int> users_;          // per link direction: flights using it
-  std::vector<int> alone_owner_;    // per link direction: the closed-form flight on it, or -1
-  plan::PhaseLoadScratch scratch_;  // buffers of the closed-form cost of the phase being launched
+  std::vector<int> users_;        // per link direction: flights using it
+  std::vector<int> alone_owner_;  // per link direction: the closed-form flight on it, or -1
+  PhaseLoadCache loads_;          // the closed-form cost of each phase, computed once
   std::vector<sg4::ActivityPtr> running_;
   std::vector<int> running_flight_;
   std::vector<sg4::Host*> hosts_;

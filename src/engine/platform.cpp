@@ -21,6 +21,13 @@ class TopologyZone final : public kr::NetZoneImpl {
 
   void get_local_route(const kr::NetPoint* src, const kr::NetPoint* dst, kr::Route* into,
                        double* latency) override {
+    if (const auto* links = virtual_.find(src->id(), dst->id())) {  // between spare hosts
+      for (sg4::Link* link : *links) {
+        into->link_list_.push_back(link->get_impl());
+        if (latency) *latency += link->get_latency();
+      }
+      return;
+    }
     route_.clear();
     topo_.router().route(netpoint_vertex_.at(src->id()), netpoint_vertex_.at(dst->id()), route_);
     for (const auto& hop : route_) {
@@ -34,6 +41,7 @@ class TopologyZone final : public kr::NetZoneImpl {
   std::vector<int> netpoint_vertex_;            // netpoint id -> topology vertex (a device or a switch)
   std::vector<sg4::Link*> forward_, backward_;  // topology link -> SimGrid link per direction
   topology::Route route_;
+  VirtualRoutes virtual_;
 };
 
 }  // namespace
@@ -95,6 +103,12 @@ Platform build_platform(const topology::Topology& topo, const PlatformUse& use) 
       (dir ? zone->backward_ : zone->forward_)[l] = sl;
       platform.links++;
     }
+  for (long long s = 0; s < use.spare_hosts; ++s)
+    platform.spare_hosts.push_back(iface->create_host(fmt::format("spare{}", s), 1e9));
+  platform.virtual_routes = &zone->virtual_;
+  platform.link_dir.assign(topo.links.size() * 2, nullptr);
+  for (size_t l = 0; l < topo.links.size(); ++l)
+    platform.link_dir[l * 2] = zone->forward_[l], platform.link_dir[l * 2 + 1] = zone->backward_[l];
   iface->seal();
   return platform;
 }

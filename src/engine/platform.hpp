@@ -10,10 +10,12 @@
 
 #include "podsim/plan/task_graph.hpp"
 #include "podsim/topology/topology.hpp"
+#include "virtual_routes.hpp"
 
 namespace simgrid::s4u {
 class Host;
-}
+class Link;
+}  // namespace simgrid::s4u
 
 namespace podsim::engine {
 
@@ -21,6 +23,11 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> vertex_host;  // topology vertex -> host (nullptr when no flow ends there)
   simgrid::s4u::Host* driver = nullptr;          // runs the replay actor; no flow starts or ends there
   int hosts = 0, links = 0;
+  // Hosts that are no device: the sparse hand-off (sparse_handoff.hpp) routes its parallel tasks between
+  // them through `virtual_routes` (owned by the routing zone, like the hosts by the engine).
+  std::vector<simgrid::s4u::Host*> spare_hosts;
+  VirtualRoutes* virtual_routes = nullptr;
+  std::vector<simgrid::s4u::Link*> link_dir;  // link * 2 + (forward ? 0 : 1) -> SimGrid link (or nullptr)
 };
 
 // The part of the topology the graph's flows touch: what build_platform instantiates.
@@ -28,6 +35,7 @@ struct PlatformUse {
   std::vector<char> vertex;    // topology vertex -> a flow starts or ends there
   std::vector<char> link_dir;  // link * 2 + (forward ? 0 : 1) -> used
   long long hosts = 0, link_dirs = 0;
+  long long spare_hosts = 0;  // hosts to add for the sparse hand-off (set by the caller)
 };
 PlatformUse platform_use(const topology::Topology& topo, const plan::TaskGraph& graph);
 

@@ -15,11 +15,13 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "phase_load_cache.hpp"
 #include "platform.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/core/subprocess.hpp"
 #include "podsim/plan/phase_cost.hpp"
 #include "result_wire.hpp"
+#include "sparse_handoff.hpp"
 
 namespace podsim::engine {
 namespace {
@@ -41,7 +43,13 @@ class Replayer {
  public:
   Replayer(const topology::Topology& topo, const TaskGraph& graph, const Platform& platform,
            ReplayResult& out, const ReplayOptions& options)
-      : topo_(topo), graph_(graph), platform_(platform), out_(out), options_(options) {
+      : topo_(topo),
+        graph_(graph),
+        platform_(platform),
+        out_(out),
+        options_(options),
+        loads_(topo, graph),
+        sparse_(topo, graph, platform) {
     const size_t n = graph.tasks.size();
     waiting_.assign(n, 0);
     successors_.resize(n);
@@ -146,13 +154,13 @@ class Replayer {
     }
     const auto& phase = graph_.plans[t.plan][k];
     // The phase's closed form on an idle network: its link directions, bytes-bound time and route latency.
-    plan::PhaseLoad load = plan::phase_load(topo_, phase, scratch_);
+    const plan::PhaseLoad& load = loads_.get(t.plan, k);
     int fid = new_flight();
     Flight& fl = flights_[fid];
     fl.task = id;
     fl.phase = k;
     fl.transfer = load.transfer;
-    fl.link_dirs = std::move(load.link_dirs);
+    fl.link_dirs = load.link_dirs;
     double latency = phase.latency + (fl.link_dirs.empty() ? 0 : load.wire_latency);
     if (latency > 0) {
       timers_.push({sg4::Engine::get_clock() + latency, seq_++, TimerKind::latency_done, fid, 0});
@@ -202,6 +210,12 @@ class Replayer {
   void start_simgrid(int fid, double share) {
     const Flight& fl = flights_[fid];
     const auto& phase = graph_.plans[graph_.tasks[fl.task].plan][fl.phase];
+    if (sg4::ExecPtr exec = options_.sparse_handoff ? sparse_.start(fid, phase, share) : nullptr) {
+      running_.push_back(exec);
+      running_flight_.push_back(fid);
+      out_.simgrid_activities++;
+      return;
+    }
     hosts_.clear();
     index_.clear();
     for (const auto& f : phase.flows) {  // hosts by topology vertex: a flow may end at a switch
@@ -233,6 +247,7 @@ class Replayer {
       if (alone_owner_[ld] == fid) alone_owner_[ld] = -1;
     }
     int task = fl.task, phase = fl.phase;
+    sparse_.release(fid);
     fl.generation++;
     fl.link_dirs.clear();
     free_flights_.push_back(fid);
@@ -277,13 +292,14 @@ class Replayer {
   long long seq_ = 0;
   std::vector<Flight> flights_;
   std::vector<int> free_flights_;
-  std::vector<int> users_;          // per link direction: flights using it
-  std::vector<int> alone_owner_;    // per link direction: the closed-form flight on it, or -1
-  plan::PhaseLoadScratch scratch_;  // buffers of the closed-form cost of the phase being launched
+  std::vector<int> users_;        // per link direction: flights using it
+  std::vector<int> alone_owner_;  // per link direction: the closed-form flight on it, or -1
+  PhaseLoadCache loads_;          // the closed-form cost of each phase, computed once
   std::vector<sg4::ActivityPtr> running_;
   std::vector<int> running_flight_;
   std::vector<sg4::Host*> hosts_;
   std::unordered_map<int, int> index_;
+  SparseHandoff sparse_;  // the phase matrix without its n x n zeros
   size_t done_ = 0;
 };
 
@@ -293,6 +309,8 @@ ReplayOptions default_replay_options() {
   ReplayOptions o;
   const char* env = std::getenv("PODSIM_ALWAYS_SIMGRID");
   if (env && std::string(env) == "1") o.closed_form_when_alone = false;
+  const char* dense = std::getenv("PODSIM_DENSE_HANDOFF");
+  if (dense && std::string(dense) == "1") o.sparse_handoff = false;
   return o;
 }
 
@@ -356,7 +374,10 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   // the engine runs on a thread whose stack is sized from the platform, whatever `ulimit -s` says; only the
   // pages the walk touches are ever committed.
   PlatformUse use = platform_use(topo, graph);
-  EngineThread job{topo, graph, options, use, simgrid_stack_bytes(use.hosts, use.link_dirs), {}, nullptr};
+  use.spare_hosts = options.sparse_handoff ? kSpareHosts : 0;
+  EngineThread job{
+      topo, graph,  options, use, simgrid_stack_bytes(use.hosts + use.spare_hosts, use.link_dirs),
+      {},   nullptr};
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   int rc = pthread_attr_setstacksize(&attr, job.stack_bytes);
@@ -372,7 +393,7 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
 }
 
 ReplayResult replay(const topology::Topology& topo, const TaskGraph& graph, const ReplayOptions& options) {
-  check_replayable(topo, graph);
+  if (!options.sparse_handoff) check_replayable(topo, graph);
   ChildOutcome child = run_in_child([&] {
     try {
       return encode_result(replay_in_process(topo, graph, options));

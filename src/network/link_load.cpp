@@ -5,7 +5,9 @@
 namespace podsim::network {
 
 PhaseCost idle_phase_cost(const topology::Topology& topo, const plan::CommPhase& phase) {
-  plan::PhaseLoadScratch scratch;
+  // One scratch per thread: its per-link buffer is as large as the fabric (a million link directions at
+  // 100k GPUs), and zeroing it per call was a fifth of building a 100k-GPU step (docs/scale.md).
+  thread_local plan::PhaseLoadScratch scratch;
   plan::PhaseLoad load = plan::phase_load(topo, phase, scratch);
   PhaseCost cost;
   cost.software = phase.latency;

@@ -34,9 +34,13 @@ struct ReplayOptions {
   // to SimGrid when another phase needs one of its links. Off: every phase goes through SimGrid (slower;
   // for cross-checking). The environment variable PODSIM_ALWAYS_SIMGRID=1 turns it off too.
   bool closed_form_when_alone = true;
+  // Hand a phase to SimGrid through spare hosts whose routes carry its per-link bytes (O(flows x hops))
+  // rather than as the dense devices x devices matrix (O(devices^2) time and memory); bit-identical
+  // results (engine/sparse_handoff.hpp). PODSIM_DENSE_HANDOFF=1 turns it off (and the matrix limit on).
+  bool sparse_handoff = true;
 };
 
-// Options from the environment (PODSIM_ALWAYS_SIMGRID).
+// Options from the environment (PODSIM_ALWAYS_SIMGRID, PODSIM_DENSE_HANDOFF).
 ReplayOptions default_replay_options();
 
 struct ReplayResult {
@@ -49,7 +53,8 @@ struct ReplayResult {
 };
 
 // Throws InputError (exit 2, with what to change) for a graph that SimGrid cannot replay in reasonable
-// memory: a phase among so many devices that its dense parallel-task matrix exceeds 256 MiB.
+// memory: a phase among so many devices that its dense parallel-task matrix exceeds 256 MiB. Only checked
+// when the dense hand-off is on (ReplayOptions::sparse_handoff false).
 void check_replayable(const topology::Topology& topo, const plan::TaskGraph& graph);
 
 // Runs in a forked child after check_replayable; throws std::runtime_error when the simulation fails.

@@ -9,6 +9,8 @@
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::driver {
 
@@ -53,6 +55,43 @@ double Estimator::memory(const WorkloadConfig& w) {
   for (const auto& stage : workload::stage_memory(w, w.training.micro_batch, v, it->second, topo_.device_profile))
     peak = std::max(peak, stage.total());
   return peak;
+}
+
+// Idle-network time of one shard group's collective (tp rank 0 of stage 0). The builder runs every
+// group's collective at once (and, with HSDP, an all-reduce across groups after a reduce-scatter), which
+// only adds flows to the same links: one group alone is never slower.
+double Estimator::dp_seconds(const WorkloadConfig& w, network::CollectiveKind kind, double bytes) {
+  const auto& p = w.parallel;
+  workload::ParallelLayout layout{.tp = p.tp, .pp = p.pp, .dp = p.dp, .cp = p.cp};
+  std::vector<int> group = layout.grad_group(0, 0);
+  size_t n = p.zero > 0 && p.shard_group > 0 ? static_cast<size_t>(p.shard_group) * p.cp : group.size();
+  if (n <= 1 || bytes <= 0) return 0;
+  group.resize(n);
+  auto c = network::make_collective(kind, group, bytes);
+  if (kind != network::CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(p.dp_algorithm);
+  return network::idle_plan_time(topo_, network::plan_collective(topo_, c));
+}
+
+// Data-parallel time no schedule hides (megatron_gradients.cpp, megatron_sharding.cpp), beyond the
+// compute chain: without dp_overlap, the stage's whole gradient reduction follows the pipeline flush;
+// ZeRO-3 gathers each pass's first unit before that pass's compute (all of the pass's units without
+// prefetch), and its gather stream carries every gather of every pass one after the other. Only the
+// transformer layers' parameters are counted (embeddings left out) and MoE is left out: a looser bound.
+std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double passes) {
+  const auto& p = w.parallel;
+  if (w.moe.enabled() || static_cast<long long>(p.dp) * p.cp == 1) return {0, 0};
+  double layers = static_cast<double>(w.model.layers) / p.pp;
+  double unit = workload::layer_params(w.model) / p.tp;
+  if (p.zero < 3) {
+    if (p.dp_overlap) return {0, 0};
+    auto kind = p.zero == 0 ? network::CollectiveKind::all_reduce : network::CollectiveKind::reduce_scatter;
+    return {dp_seconds(w, kind, layers * unit * w.training.grad_reduce_bytes), 0};
+  }
+  double eb = workload::activation_bytes(w.training);
+  bool prefetch = p.dp_overlap && layers > 1;
+  double first = dp_seconds(w, network::CollectiveKind::all_gather, (prefetch ? 1 : layers) * unit * eb);
+  double rest = prefetch ? dp_seconds(w, network::CollectiveKind::all_gather, (layers - 1) * unit * eb) : 0;
+  return {passes * first, passes * (first + rest)};
 }
 
 double Estimator::tp_seconds(const WorkloadConfig& w, int kind, double bytes) {
@@ -105,7 +144,10 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& w) {
     e.compute = std::max(first, last);
     e.tp_comm = body_tp + (last >= first ? ramp_tp : 0);
   }
-  e.lower_bound = e.compute + e.tp_comm;
+  // Each microbatch passes forward and backward through each chunk (recomputation rides in backward).
+  auto [exposed, gather_stream] = dp_exposed(w, 2 * m * v);
+  e.dp_comm = kCommMargin * exposed;
+  e.lower_bound = std::max(e.compute + e.tp_comm + e.dp_comm, kCommMargin * gather_stream);
   return e;
 }
 

@@ -7,7 +7,8 @@
 // kernels of its layers for every microbatch, at the compute model's efficiencies, which the simulation
 // only ever slows), and is followed by the backward of that last microbatch through the p-1 stages
 // below it; every chunk pass also waits for its tensor-parallel collectives that are not overlapped,
-// counted at their idle-network time (contention only lengthens them). Data-parallel, pipeline and
+// counted at their idle-network time (contention only lengthens them); so is the data-parallel time no
+// schedule hides (the reduction after the flush without dp_overlap, ZeRO-3's gathers). Pipeline and
 // context-parallel transfers and the optimizer are left out: the bound stays a bound, only looser.
 #pragma once
 
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "podsim/calibration/compute_model.hpp"
+#include "podsim/network/collective.hpp"
 #include "podsim/topology/topology.hpp"
 #include "podsim/workload/transformer/transformer_config.hpp"
 
@@ -28,6 +30,7 @@ struct CandidateEstimate {
   double lower_bound = 0;  // seconds; only computed when it fits
   double compute = 0;      // of which compute of the slowest stage (with its ramp)
   double tp_comm = 0;      // of which serial tensor-parallel collectives
+  double dp_comm = 0;      // of which data-parallel collectives no schedule hides
 };
 
 // Caches what candidates share (schedules' peak activations, collective times).
@@ -39,6 +42,9 @@ class Estimator {
 
  private:
   double tp_seconds(const workload::WorkloadConfig& w, int kind, double bytes);
+  double dp_seconds(const workload::WorkloadConfig& w, network::CollectiveKind kind, double bytes);
+  // (exposed after or before the compute chain, total on the ZeRO-3 gather stream), seconds.
+  std::pair<double, double> dp_exposed(const workload::WorkloadConfig& w, double passes);
   const calibration::ComputeModel& compute_model(const workload::WorkloadConfig& w);
   const topology::Topology& topo_;
   std::optional<calibration::ComputeModel> cm_;  // every candidate has the same precision

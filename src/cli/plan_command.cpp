@@ -21,12 +21,16 @@ void add_plan_command(CLI::App& app) {
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
-      "plan", "Find the fastest parallel configuration (tp, pp, dp, cp, ep, ...) of a workload on a topology");
-  cmd->add_option("--topology,-t", opt->request.topology_file, "Topology YAML (topologies/*.yaml)")->required();
-  cmd->add_option("--workload,-w", opt->request.workload_file, "Workload YAML (workloads/*.yaml)")->required();
-  cmd->add_option("--set,-s", opt->request.sets,
-                  "Override a YAML key (topology. or workload. prefix); a workload key set here stays fixed,\n"
-                  "e.g. --set workload.parallel.tp=8; a YAML list searches it: --set 'workload.parallel.pp=[4,8]'");
+      "plan",
+      "Find the fastest parallel configuration (tp, pp, dp, cp, ep, ...) of a workload on a topology");
+  cmd->add_option("--topology,-t", opt->request.topology_file, "Topology YAML (topologies/*.yaml)")
+      ->required();
+  cmd->add_option("--workload,-w", opt->request.workload_file, "Workload YAML (workloads/*.yaml)")
+      ->required();
+  cmd->add_option(
+      "--set,-s", opt->request.sets,
+      "Override a YAML key (topology. or workload. prefix); a workload key set here stays fixed,\n"
+      "e.g. --set workload.parallel.tp=8; a YAML list searches it: --set 'workload.parallel.pp=[4,8]'");
   cmd->add_option("--top", opt->request.options.top, "Rank the best N exactly (default 20)");
   cmd->add_option("--jobs,-j", opt->request.options.jobs,
                   "Candidates simulated at once: worker processes, 0 for one per core (the default)");
@@ -39,7 +43,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--quiet,-q", opt->quiet, "No progress on stderr");
   cmd->footer(
       "Every searchable key (parallel.tp, cp, pp, dp, etp, ep, virtual_stages, sequence_parallel, zero,\n"
-      "shard_group, dp_overlap, tp_overlap; training.micro_batch, recompute) is searched unless --set fixes it\n"
+      "shard_group, dp_overlap, tp_overlap; training.micro_batch, recompute) is searched unless --set fixes "
+      "it\n"
       "(or --as-written keeps the file's value); `auto` or a YAML list in the file searches a key too.\n"
       "Combinations that do not divide or do not fit in device memory (closed-form memory model) are\n"
       "skipped and counted by reason; the rest are simulated in the order of a lower bound on their step\n"

@@ -20,23 +20,26 @@ namespace {
 
 void check_options(const PlanOptions& o) {
   if (o.top < 1)
-    throw InputError(fmt::format("--top {}: the number of best candidates to find exactly must be 1 or more", o.top));
+    throw InputError(
+        fmt::format("--top {}: the number of best candidates to find exactly must be 1 or more", o.top));
   if (o.jobs < 0 || o.jobs > kMaxSweepJobs)
-    throw InputError(fmt::format("--jobs {}: expected 1 to {} worker processes, or 0 for one per core", o.jobs,
-                                 kMaxSweepJobs));
+    throw InputError(fmt::format("--jobs {}: expected 1 to {} worker processes, or 0 for one per core",
+                                 o.jobs, kMaxSweepJobs));
 }
 
 // The search needs the Megatron step builder: a transformer_lm workload on a GPU cluster or a TPU torus.
 void check_kind(const ConfigNode& root, const std::string& file, const topology::Topology& topo) {
   std::string kind = root.string("kind");
   if (kind != "transformer_lm")
-    throw InputError(fmt::format("{}: podsim plan searches the parallel layout of kind transformer_lm; this "
-                                 "workload is kind {} (use podsim sweep for it)",
-                                 file, kind));
+    throw InputError(
+        fmt::format("{}: podsim plan searches the parallel layout of kind transformer_lm; this "
+                    "workload is kind {} (use podsim sweep for it)",
+                    file, kind));
   if (topology::is_family<topology::WaferClusterSpec>(topo))
-    throw InputError(fmt::format("{}: podsim plan searches tp/pp/dp layouts on GPU clusters and TPU pods; {} is a "
-                                 "wafer cluster, whose layer placement podsim run chooses itself",
-                                 file, topo.name));
+    throw InputError(
+        fmt::format("{}: podsim plan searches tp/pp/dp layouts on GPU clusters and TPU pods; {} is a "
+                    "wafer cluster, whose layer placement podsim run chooses itself",
+                    file, topo.name));
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ using workload::WorkloadConfig;
 namespace {
 
 int microbatches(const WorkloadConfig& w) {
-  return static_cast<int>(w.training.global_batch / (static_cast<long long>(w.parallel.dp) * w.training.micro_batch));
+  return static_cast<int>(w.training.global_batch /
+                          (static_cast<long long>(w.parallel.dp) * w.training.micro_batch));
 }
 
 // The rates the step builder gives its compute model (StepBuilder::describe).
@@ -52,7 +53,8 @@ double Estimator::memory(const WorkloadConfig& w) {
   if (it == peaks_.end())
     it = peaks_.emplace(key, workload::peak_in_flight(workload::build_schedule(schedule, p, m, v))).first;
   double peak = 0;
-  for (const auto& stage : workload::stage_memory(w, w.training.micro_batch, v, it->second, topo_.device_profile))
+  for (const auto& stage :
+       workload::stage_memory(w, w.training.micro_batch, v, it->second, topo_.device_profile))
     peak = std::max(peak, stage.total());
   return peak;
 }
@@ -99,7 +101,8 @@ double Estimator::tp_seconds(const WorkloadConfig& w, int kind, double bytes) {
   auto it = collectives_.find(key);
   if (it != collectives_.end()) return it->second;
   workload::ParallelLayout layout{.tp = w.parallel.tp, .pp = 1, .dp = 1, .cp = 1};
-  auto c = network::make_collective(static_cast<network::CollectiveKind>(kind), layout.tp_group(0, 0, 0), bytes);
+  auto c =
+      network::make_collective(static_cast<network::CollectiveKind>(kind), layout.tp_group(0, 0, 0), bytes);
   double t = network::idle_plan_time(topo_, network::plan_collective(topo_, c));
   collectives_[key] = t;
   return t;

@@ -19,7 +19,9 @@ long long model_parallel(const WorkloadConfig& w) {
   return static_cast<long long>(w.parallel.tp) * w.parallel.cp * w.parallel.pp;
 }
 // Ranks a gradient is reduced over: with one, ZeRO and the overlapped reduction change nothing.
-long long grad_ranks(const WorkloadConfig& w) { return static_cast<long long>(w.parallel.dp) * w.parallel.cp; }
+long long grad_ranks(const WorkloadConfig& w) {
+  return static_cast<long long>(w.parallel.dp) * w.parallel.cp;
+}
 
 Values powers_of_two(long long from, long long up_to) {
   Values v;
@@ -27,11 +29,18 @@ Values powers_of_two(long long from, long long up_to) {
   return v;
 }
 
-std::string number(long long v) { return std::to_string(v); }
-std::string boolean(long long v) { return v ? "true" : "false"; }
-std::string recompute_name(long long v) { return workload::to_string(static_cast<Recompute>(v)); }
+std::string number(long long v) {
+  return std::to_string(v);
+}
+std::string boolean(long long v) {
+  return v ? "true" : "false";
+}
+std::string recompute_name(long long v) {
+  return workload::to_string(static_cast<Recompute>(v));
+}
 
-long long parse_int(const ConfigNode& section, const std::string& key, const YAML::Node& value, long long lo) {
+long long parse_int(const ConfigNode& section, const std::string& key, const YAML::Node& value,
+                    long long lo) {
   long long v = 0;
   try {
     v = value.as<long long>();
@@ -65,8 +74,12 @@ long long parse_recompute(const ConfigNode& s, const std::string& k, const YAML:
   return static_cast<long long>(*r);
 }
 
-bool never(const WorkloadConfig&, const SpaceContext&, long long) { return false; }
-const char* fine(const WorkloadConfig&, const SpaceContext&) { return nullptr; }
+bool never(const WorkloadConfig&, const SpaceContext&, long long) {
+  return false;
+}
+const char* fine(const WorkloadConfig&, const SpaceContext&) {
+  return nullptr;
+}
 
 const char* check_devices(const WorkloadConfig& w, const SpaceContext& c) {
   long long d = model_parallel(w) * std::max(1, w.parallel.dp);
@@ -135,14 +148,18 @@ const char* check_shard_group(const WorkloadConfig& w, const SpaceContext&) {
 const std::vector<SearchKey> kSearchKeys = {
     {"parallel.tp",
      // Tensor parallelism inside one NVLink domain (a search bound: list larger values to try them).
-     [](const WorkloadConfig&, const SpaceContext& c) { return powers_of_two(1, std::min(c.devices_per_node, c.devices)); },
-     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.tp = static_cast<int>(v); }, check_tp, never, number,
-     parse_positive},
+     [](const WorkloadConfig&, const SpaceContext& c) {
+       return powers_of_two(1, std::min(c.devices_per_node, c.devices));
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.tp = static_cast<int>(v); },
+     check_tp, never, number, parse_positive},
     {"parallel.cp",
      // Powers of two while each rank keeps >= 1024 tokens of a sequence (a search bound).
-     [](const WorkloadConfig& w, const SpaceContext&) { return powers_of_two(1, std::max(1LL, w.model.seq_len / 1024)); },
-     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.cp = static_cast<int>(v); }, check_cp, never, number,
-     parse_positive},
+     [](const WorkloadConfig& w, const SpaceContext&) {
+       return powers_of_two(1, std::max(1LL, w.model.seq_len / 1024));
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.cp = static_cast<int>(v); },
+     check_cp, never, number, parse_positive},
     {"parallel.pp",
      [](const WorkloadConfig& w, const SpaceContext& c) {
        Values v;
@@ -150,32 +167,33 @@ const std::vector<SearchKey> kSearchKeys = {
          if (w.model.layers % p == 0) v.push_back(p);
        return v;
      },
-     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.pp = static_cast<int>(v); }, check_pp, never, number,
-     parse_positive},
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.pp = static_cast<int>(v); },
+     check_pp, never, number, parse_positive},
     {"parallel.dp",
      // Data parallelism over every device left (fewer devices are never faster for the same batch).
      [](const WorkloadConfig& w, const SpaceContext& c) { return Values{c.devices / model_parallel(w)}; },
-     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.dp = static_cast<int>(v); }, check_dp, never, number,
-     parse_positive},
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.dp = static_cast<int>(v); },
+     check_dp, never, number, parse_positive},
     {"parallel.etp",
      // Expert tensor parallelism: none or the dense layers' tp (Megatron-Core's two usual choices).
      [](const WorkloadConfig& w, const SpaceContext&) {
        return w.moe.enabled() && w.parallel.tp > 1 ? Values{1, w.parallel.tp} : Values{1};
      },
-     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.etp = static_cast<int>(v); }, check_expert,
-     never, number, parse_positive},
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.etp = static_cast<int>(v); },
+     check_expert, never, number, parse_positive},
     {"parallel.ep",
      // Powers of two dividing the experts and the ranks etp leaves.
      [](const WorkloadConfig& w, const SpaceContext&) {
        Values v{1};
        if (!w.moe.enabled()) return v;
-       long long ranks = static_cast<long long>(w.parallel.tp) * w.parallel.cp * w.parallel.dp / w.parallel.etp;
+       long long ranks =
+           static_cast<long long>(w.parallel.tp) * w.parallel.cp * w.parallel.dp / w.parallel.etp;
        for (long long e = 2; e <= w.moe.experts && e <= ranks; e *= 2)
          if (w.moe.experts % e == 0 && ranks % e == 0) v.push_back(e);
        return v;
      },
-     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.ep = static_cast<int>(v); }, check_expert,
-     never, number, parse_positive},
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.ep = static_cast<int>(v); },
+     check_expert, never, number, parse_positive},
     {"parallel.virtual_stages",
      [](const WorkloadConfig& w, const SpaceContext& c) {
        Values v{1};
@@ -191,7 +209,9 @@ const std::vector<SearchKey> kSearchKeys = {
        // (1F1B by default), and pp 1 has no pipeline to schedule.
        w.parallel.virtual_stages = static_cast<int>(v);
        bool keep = c.schedule_explicit && (v == 1 || c.schedule != Schedule::interleaved);
-       w.parallel.schedule = v > 1 && !keep ? Schedule::interleaved : keep ? c.schedule : Schedule::one_f_one_b;
+       w.parallel.schedule = v > 1 && !keep ? Schedule::interleaved
+                             : keep         ? c.schedule
+                                            : Schedule::one_f_one_b;
        if (w.parallel.pp == 1 && v == 1) w.parallel.schedule = Schedule::one_f_one_b;
      },
      check_virtual, never, number, parse_positive},
@@ -203,18 +223,32 @@ const std::vector<SearchKey> kSearchKeys = {
          if (per_replica % b == 0) v.push_back(b);
        return v;
      },
-     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.training.micro_batch = static_cast<int>(v); }, check_micro_batch,
-     never, number, parse_positive},
-    {"training.recompute", [](const WorkloadConfig&, const SpaceContext&) { return Values{0, 1, 2}; },
-     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.training.recompute = static_cast<Recompute>(v); }, fine, never,
-     recompute_name, parse_recompute},
-    {"parallel.sequence_parallel", [](const WorkloadConfig&, const SpaceContext&) { return Values{0, 1}; },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) {
+       w.training.micro_batch = static_cast<int>(v);
+     },
+     check_micro_batch, never, number, parse_positive},
+    {"training.recompute",
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{0, 1, 2};
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) {
+       w.training.recompute = static_cast<Recompute>(v);
+     },
+     fine, never, recompute_name, parse_recompute},
+    {"parallel.sequence_parallel",
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{0, 1};
+     },
      [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.sequence_parallel = v != 0; },
      check_sequence_parallel,
      [](const WorkloadConfig& w, const SpaceContext&, long long v) { return v && w.parallel.tp == 1; },
      boolean, parse_bool},
-    {"parallel.zero", [](const WorkloadConfig&, const SpaceContext&) { return Values{0, 1, 2, 3}; },
-     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.zero = static_cast<int>(v); }, check_zero,
+    {"parallel.zero",
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{0, 1, 2, 3};
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.zero = static_cast<int>(v); },
+     check_zero,
      [](const WorkloadConfig& w, const SpaceContext&, long long v) { return v && grad_ranks(w) == 1; },
      number, parse_zero},
     {"parallel.shard_group",
@@ -226,13 +260,21 @@ const std::vector<SearchKey> kSearchKeys = {
            if (w.parallel.dp % g == 0) v.push_back(g);
        return v;
      },
-     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.shard_group = static_cast<int>(v); }, check_shard_group,
-     never, number, parse_count},
-    {"parallel.dp_overlap", [](const WorkloadConfig&, const SpaceContext&) { return Values{1, 0}; },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) {
+       w.parallel.shard_group = static_cast<int>(v);
+     },
+     check_shard_group, never, number, parse_count},
+    {"parallel.dp_overlap",
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{1, 0};
+     },
      [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.dp_overlap = v != 0; }, fine,
      [](const WorkloadConfig& w, const SpaceContext&, long long v) { return !v && grad_ranks(w) == 1; },
      boolean, parse_bool},
-    {"parallel.tp_overlap", [](const WorkloadConfig&, const SpaceContext&) { return Values{0, 1}; },
+    {"parallel.tp_overlap",
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{0, 1};
+     },
      [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.tp_overlap = v != 0; }, fine,
      // Transformer Engine's overlap needs tp > 1, sequence parallelism and a Hopper or newer GPU.
      [](const WorkloadConfig& w, const SpaceContext& c, long long v) {
@@ -243,6 +285,8 @@ const std::vector<SearchKey> kSearchKeys = {
 
 }  // namespace
 
-const std::vector<SearchKey>& search_keys() { return kSearchKeys; }
+const std::vector<SearchKey>& search_keys() {
+  return kSearchKeys;
+}
 
 }  // namespace podsim::driver

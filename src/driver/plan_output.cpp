@@ -6,9 +6,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "podsim/core/atomic_write.hpp"
 #include "podsim/core/csv_writer.hpp"
 #include "podsim/core/units.hpp"
-#include "podsim/core/atomic_write.hpp"
 
 namespace podsim::driver {
 namespace {
@@ -18,7 +18,9 @@ std::string key_name(const SearchKey& k) {
   return path.substr(path.find('.') + 1);
 }
 
-std::string seconds(double s) { return fmt::format("{:.6g}", s); }
+std::string seconds(double s) {
+  return fmt::format("{:.6g}", s);
+}
 
 }  // namespace
 
@@ -76,7 +78,8 @@ std::string explain_winner(const PlanResult& result) {
     if (std::abs(cost(b, c) - cost(a, c)) > std::abs(cost(b, most) - cost(a, most))) most = c;
   std::string name = most < 0 ? "bubble" : workload::to_string(static_cast<workload::Category>(most));
   return fmt::format(
-      "the winner is {:.4g} s ({:.2f}%) faster per step than the runner-up; the cost that differs most is {}: "
+      "the winner is {:.4g} s ({:.2f}%) faster per step than the runner-up; the cost that differs most is "
+      "{}: "
       "{:.4g} s in the runner-up, {:.4g} s in the winner",
       b.step_time - a.step_time, 100 * (b.step_time - a.step_time) / b.step_time, name, cost(b, most),
       cost(a, most));
@@ -108,8 +111,8 @@ void print_plan(std::FILE* out, const Space& space, const PlanResult& result, in
   if (failed) fmt::print(out, "  {} simulated candidates did not run (see plan.csv status)\n", failed);
 }
 
-std::vector<std::string> write_plan_files(const std::string& dir, const std::string& title, const Space& space,
-                                          const PlanResult& result) {
+std::vector<std::string> write_plan_files(const std::string& dir, const std::string& title,
+                                          const Space& space, const PlanResult& result) {
   std::filesystem::create_directories(dir);
   std::string csv = dir + "/plan.csv";
   podsim::atomic_write(csv, plan_csv(space, result));

@@ -55,7 +55,9 @@ class Pool {
   ~Pool() {
     for (const auto& [row, child] : running_) finish_child(child);
   }
-  void start(size_t row, const std::function<std::string()>& work) { running_.emplace_back(row, start_child(work)); }
+  void start(size_t row, const std::function<std::string()>& work) {
+    running_.emplace_back(row, start_child(work));
+  }
   size_t size() const { return running_.size(); }
   // Waits until one worker has sent its result (or died): its row and outcome.
   std::pair<size_t, SimOutcome> wait_one() {
@@ -99,7 +101,8 @@ class Best {
   std::multiset<double> times_;
 };
 
-std::vector<PlanRow> fitting_candidates(const topology::Topology& topo, const Space& space, PlanResult& result) {
+std::vector<PlanRow> fitting_candidates(const topology::Topology& topo, const Space& space,
+                                        PlanResult& result) {
   Estimator estimator(topo);
   std::vector<PlanRow> rows;
   result.enumerated = enumerate(
@@ -121,7 +124,8 @@ std::vector<PlanRow> fitting_candidates(const topology::Topology& topo, const Sp
 }  // namespace
 
 int PlanResult::ranked() const {
-  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.simulated && r.sim.ok(); }));
+  return static_cast<int>(
+      std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.simulated && r.sim.ok(); }));
 }
 
 SimOutcome simulate_candidate(const topology::Topology& topo, const workload::WorkloadConfig& w) {
@@ -170,9 +174,10 @@ PlanResult run_plan(const topology::Topology& topo, const Space& space, const Pl
   PlanResult result;
   result.rows = fitting_candidates(topo, space, result);
   if (options.progress)
-    options.progress(fmt::format("{} candidates divide, {} fit; simulating in lower-bound order with {} "
-                                 "worker(s)",
-                                 result.enumerated, result.rows.size(), options.jobs));
+    options.progress(
+        fmt::format("{} candidates divide, {} fit; simulating in lower-bound order with {} "
+                    "worker(s)",
+                    result.enumerated, result.rows.size(), options.jobs));
   Best best(options.top);
   Pool pool;
   size_t next = 0;
@@ -183,10 +188,11 @@ PlanResult run_plan(const topology::Topology& topo, const Space& space, const Pl
     result.simulated++;
     if (r.sim.ok()) best.add(r.sim.step_time);
     if (options.progress)
-      options.progress(fmt::format("[{} simulated, {} left above the bound] {}: {} (bound {:.4g} s), best {:.4g} s",
-                                   result.simulated, result.rows.size() - next, candidate_label(space, r.values),
-                                   r.sim.ok() ? fmt::format("{:.4g} s", r.sim.step_time) : r.sim.status,
-                                   r.estimate.lower_bound, best.best()));
+      options.progress(
+          fmt::format("[{} simulated, {} left above the bound] {}: {} (bound {:.4g} s), best {:.4g} s",
+                      result.simulated, result.rows.size() - next, candidate_label(space, r.values),
+                      r.sim.ok() ? fmt::format("{:.4g} s", r.sim.step_time) : r.sim.status,
+                      r.estimate.lower_bound, best.best()));
   };
   while (next < result.rows.size() || pool.size() > 0) {
     while (next < result.rows.size() && pool.size() < static_cast<size_t>(std::max(1, options.jobs))) {

@@ -15,14 +15,20 @@ namespace {
 using workload::WorkloadConfig;
 
 // The value a searched key takes in the base workload: one that every other key's checks accept.
-const std::map<std::string, std::string> kNeutral = {
-    {"parallel.tp", "1"},           {"parallel.cp", "1"},
-    {"parallel.pp", "1"},           {"parallel.dp", "1"},
-    {"parallel.ep", "1"},           {"parallel.etp", "1"},
-    {"parallel.virtual_stages", "1"}, {"training.micro_batch", "1"},
-    {"training.recompute", "none"}, {"parallel.sequence_parallel", "false"},
-    {"parallel.zero", "0"},         {"parallel.shard_group", "0"},
-    {"parallel.dp_overlap", "true"}, {"parallel.tp_overlap", "false"}};
+const std::map<std::string, std::string> kNeutral = {{"parallel.tp", "1"},
+                                                     {"parallel.cp", "1"},
+                                                     {"parallel.pp", "1"},
+                                                     {"parallel.dp", "1"},
+                                                     {"parallel.ep", "1"},
+                                                     {"parallel.etp", "1"},
+                                                     {"parallel.virtual_stages", "1"},
+                                                     {"training.micro_batch", "1"},
+                                                     {"training.recompute", "none"},
+                                                     {"parallel.sequence_parallel", "false"},
+                                                     {"parallel.zero", "0"},
+                                                     {"parallel.shard_group", "0"},
+                                                     {"parallel.dp_overlap", "true"},
+                                                     {"parallel.tp_overlap", "false"}};
 
 // Keys `podsim run` expands itself under `auto` (driver/simulation.cpp via candidate_settings).
 bool run_expands_auto(const std::string& path) {
@@ -72,8 +78,8 @@ KeyChoice read_choice(const ConfigNode& root, const SearchKey& key, bool search_
   bool is_fixed = std::find(fixed.begin(), fixed.end(), key.path) != fixed.end();
   if (value.IsDefined() && value.IsSequence()) {
     if (value.size() == 0)
-      node->fail(name, fmt::format("an empty list: give the values to search, e.g. {}: [1, 2, 4], or auto",
-                                   name));
+      node->fail(name,
+                 fmt::format("an empty list: give the values to search, e.g. {}: [1, 2, 4], or auto", name));
     c.searched = true;
     for (const auto& element : value) {
       long long v = key.parse(*node, name, element);

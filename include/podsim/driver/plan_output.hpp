@@ -21,7 +21,7 @@ std::string explain_winner(const PlanResult& result);
 void print_plan(std::FILE* out, const Space& space, const PlanResult& result, int top);
 
 // Writes plan.csv and plan.html into `dir` (created); returns the files written.
-std::vector<std::string> write_plan_files(const std::string& dir, const std::string& title, const Space& space,
-                                          const PlanResult& result);
+std::vector<std::string> write_plan_files(const std::string& dir, const std::string& title,
+                                          const Space& space, const PlanResult& result);
 
 }  // namespace podsim::driver

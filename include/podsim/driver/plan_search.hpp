@@ -29,7 +29,7 @@ struct SimOutcome {
   std::string detail;
   double step_time = 0, tokens_per_s = 0, mfu = 0, memory = 0;
   std::array<double, workload::kCategories> breakdown{};  // mean over stages, seconds
-  double bubble = 0;                                       // mean idle time
+  double bubble = 0;                                      // mean idle time
   std::string description;
   bool ok() const { return status == "ok"; }
 };

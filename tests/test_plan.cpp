@@ -1,0 +1,149 @@
+// podsim plan (driver/plan*.hpp): the search space respects fixed keys and divisibility, the branch and
+// bound finds exactly what exhaustive simulation finds, and bad input is a clear InputError.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "podsim/core/config_node.hpp"
+#include "podsim/driver/plan.hpp"
+#include "podsim/driver/plan_output.hpp"
+#include "test_helpers.hpp"
+
+namespace podsim {
+namespace {
+
+using driver::Space;
+using testing::error_of;
+using testing::preset;
+using testing::source_path;
+
+const std::string kLlama8b = source_path("workloads/llama3-8b.yaml");
+
+// Llama 3 8B on two DGX H100 (16 GPUs), the workload's keys overridden by `sets`.
+Space llama_space(const topology::Topology& topo, const Overrides& sets,
+                  const std::vector<std::string>& fixed) {
+  ConfigNode root = ConfigNode::load_file(kLlama8b);
+  for (const auto& [k, v] : sets) root.apply_override(k, v, "test");
+  return driver::read_space(root, kLlama8b, topo, true, fixed);
+}
+
+size_t key_index(const Space& s, const std::string& path) {
+  for (size_t i = 0; i < s.keys.size(); ++i)
+    if (path == s.keys[i].key->path) return i;
+  ADD_FAILURE() << path;
+  return 0;
+}
+
+TEST(Plan, EnumerationKeepsFixedKeysAndDivides) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  Space s = llama_space(topo, {{"parallel.tp", "2"}}, {"parallel.tp"});
+  EXPECT_FALSE(s.keys[key_index(s, "parallel.tp")].searched);
+  EXPECT_TRUE(s.keys[key_index(s, "parallel.pp")].searched);
+  driver::SkipCounts skipped;
+  std::set<int> pps;
+  long long n = driver::enumerate(
+      s,
+      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+        EXPECT_EQ(w.parallel.tp, 2);
+        EXPECT_EQ(w.model.layers % (w.parallel.pp * w.parallel.virtual_stages), 0);
+        EXPECT_EQ(w.parallel.tp * w.parallel.cp * w.parallel.pp * w.parallel.dp, 16);  // dp from the devices
+        EXPECT_EQ(w.training.global_batch % (w.parallel.dp * w.training.micro_batch), 0);
+        EXPECT_FALSE(w.parallel.zero >= 2 && w.parallel.pp > 1);
+        EXPECT_FALSE(w.parallel.sequence_parallel && w.parallel.tp == 1);
+        pps.insert(w.parallel.pp);
+      },
+      skipped);
+  EXPECT_GT(n, 100);
+  EXPECT_EQ(pps, (std::set<int>{1, 2, 4, 8}));  // divisors of 32 layers with tp 2 on 16 GPUs
+  EXPECT_GT(skipped["zero 2/3 with pp > 1 (not supported)"], 0);
+}
+
+TEST(Plan, ListSearchesOnlyItsValuesAndScalarsStayWithAsWritten) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  ConfigNode root = ConfigNode::load_file(kLlama8b);
+  root.apply_override("parallel.pp", "[2, 4]", "test");
+  root.apply_override("parallel.dp", "auto", "test");
+  Space s = driver::read_space(root, kLlama8b, topo, false, {});
+  driver::SkipCounts skipped;
+  std::set<int> pps, tps;
+  driver::enumerate(
+      s,
+      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+        pps.insert(w.parallel.pp);
+        tps.insert(w.parallel.tp);
+        EXPECT_EQ(w.parallel.zero, 3);  // as written
+      },
+      skipped);
+  // ZeRO-3 (as written) does not run with pp > 1: every combination is skipped, by that reason.
+  EXPECT_TRUE(pps.empty());
+  EXPECT_EQ(tps, std::set<int>{});
+  EXPECT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped.begin()->first, "zero 2/3 with pp > 1 (not supported)");
+}
+
+// A small space: tp, pp, micro_batch searched, the rest fixed.
+Space small_space(const topology::Topology& topo) {
+  return llama_space(topo,
+                     {{"parallel.tp", "[1, 2, 4]"},
+                      {"parallel.pp", "[1, 2, 4]"},
+                      {"training.micro_batch", "[1, 2]"},
+                      {"training.global_batch", "32"},
+                      {"model.seq_len", "4096"},
+                      {"parallel.zero", "1"},
+                      {"parallel.sequence_parallel", "true"}},
+                     {"parallel.cp", "parallel.virtual_stages", "training.recompute",
+                      "parallel.sequence_parallel", "parallel.zero", "parallel.shard_group",
+                      "parallel.dp_overlap", "parallel.tp_overlap", "parallel.etp", "parallel.ep"});
+}
+
+TEST(Plan, BranchAndBoundFindsTheExhaustiveBest) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  Space s = small_space(topo);
+  driver::PlanOptions bnb{.top = 2, .jobs = 2, .exhaustive = false, .progress = {}};
+  driver::PlanOptions all = bnb;
+  all.exhaustive = true;
+  auto a = driver::run_plan(topo, s, bnb), b = driver::run_plan(topo, s, all);
+  ASSERT_GE(b.ranked(), 4);
+  EXPECT_EQ(b.simulated, static_cast<long long>(b.rows.size()));
+  EXPECT_LT(a.simulated, b.simulated);  // the bound saved simulations
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(a.rows[i].values, b.rows[i].values) << i;
+    EXPECT_DOUBLE_EQ(a.rows[i].sim.step_time, b.rows[i].sim.step_time);
+  }
+  // The bound is a bound: no simulated step beats it.
+  for (const auto& r : b.rows)
+    if (r.sim.ok())
+      EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+  std::string csv = driver::plan_csv(s, a);
+  EXPECT_NE(csv.find("rank,tp,cp,pp"), std::string::npos);
+  EXPECT_NE(csv.find("not simulated (bound)"), std::string::npos);
+}
+
+TEST(Plan, BadInputIsAClearError) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  std::string e = error_of([&] { llama_space(topo, {{"model.layers", "auto"}}, {}); });
+  EXPECT_NE(e.find("model.layers cannot be searched; searchable: parallel.tp"), std::string::npos) << e;
+  e = error_of([&] { llama_space(topo, {{"parallel.schedule", "[1f1b, interleaved]"}}, {}); });
+  EXPECT_NE(e.find("a list searches a key, but parallel.schedule cannot be searched"), std::string::npos)
+      << e;
+  e = error_of([&] { llama_space(topo, {{"parallel.pp", "[]"}}, {}); });
+  EXPECT_NE(e.find("an empty list"), std::string::npos) << e;
+  e = error_of([&] { llama_space(topo, {{"parallel.tp", "[2, x]"}}, {}); });
+  EXPECT_NE(e.find("'x' is not an integer"), std::string::npos) << e;
+  driver::PlanRequest request{.topology_file = source_path("topologies/dgx-h100-superpod.yaml"),
+                              .workload_file = kLlama8b,
+                              .sets = {},
+                              .as_written = false,
+                              .options = {.top = 0, .jobs = 1, .exhaustive = false, .progress = {}},
+                              .out = ""};
+  e = error_of([&] { driver::run_plan(request); });
+  EXPECT_NE(e.find("--top 0"), std::string::npos) << e;
+  request.options.top = 1;
+  request.workload_file = source_path("workloads/ctr-sparse-ps.yaml");
+  e = error_of([&] { driver::run_plan(request); });
+  EXPECT_NE(e.find("searches the parallel layout of kind transformer_lm"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace podsim

@@ -193,6 +193,11 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
       root.apply_override("parallel.schedule", "1f1b", "plan: schedule follows virtual_stages");
   }
   s.base = workload::read_transformer_on(root, file, topo);
+  // A dense model has no expert parallelism to search: ep and etp stay at their (checked) 1.
+  for (auto& c : s.keys)
+    if (!s.base.moe.enabled() && c.is_auto &&
+        (std::string(c.key->path) == "parallel.ep" || std::string(c.key->path) == "parallel.etp"))
+      c.searched = c.is_auto = false;
   s.root = root;
   return s;
 }

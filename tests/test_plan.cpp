@@ -147,3 +147,37 @@ TEST(Plan, BadInputIsAClearError) {
 
 }  // namespace
 }  // namespace podsim
+
+namespace podsim {
+namespace {
+
+// Mixtral 8x7B on 64 H100: ep and etp searched, the MoE floor of the bound below every simulated step.
+TEST(Plan, MoeSearchesExpertParallelismAndTheBoundHolds) {
+  auto topo = testing::preset("dgx-h100-superpod", {{"nodes", "8"}});
+  const std::string file = testing::source_path("workloads/mixtral-8x7b.yaml");
+  ConfigNode root = ConfigNode::load_file(file);
+  for (const auto& [k, v] : Overrides{{"parallel.tp", "[1, 2]"}, {"training.micro_batch", "[1, 2]"}})
+    root.apply_override(k, v, "test");
+  driver::Space s = driver::read_space(
+      root, file, topo, true,
+      {"parallel.pp", "parallel.zero", "parallel.shard_group", "parallel.dp_overlap", "training.recompute",
+       "parallel.cp", "parallel.virtual_stages", "parallel.tp_overlap"});
+  driver::PlanOptions all{.top = 1, .jobs = 2, .exhaustive = true, .progress = {}};
+  auto b = driver::run_plan(topo, s, all);
+  std::set<int> eps;
+  for (const auto& r : b.rows) {
+    auto w = driver::resolve(s, r.values);
+    eps.insert(w.parallel.ep);
+    EXPECT_EQ(w.moe.experts % w.parallel.ep, 0);
+    if (r.sim.ok())
+      EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+  }
+  EXPECT_GE(eps.size(), 3u);  // 1, 2, 4, 8 experts per group
+  all.exhaustive = false;
+  auto a = driver::run_plan(topo, s, all);
+  ASSERT_GE(a.ranked(), 1);
+  EXPECT_EQ(a.rows[0].values, b.rows[0].values);
+}
+
+}  // namespace
+}  // namespace podsim

@@ -38,6 +38,23 @@ calibration::DeviceRates rates_for(const topology::Topology& topo, const Workloa
   return rates;
 }
 
+// The layer kernels (layer_ops) are a dense layer's. A MoE layer's FFN does, per token, top_k routed
+// experts' and the shared experts' work (fewer with a capacity factor below 1 dropping tokens; more on the
+// busiest expert), so a dense FFN of that width, or the dense one where it is narrower, is never slower
+// than any layer of the model: the bound stays a bound.
+workload::WorkloadConfig moe_floor(const WorkloadConfig& w) {
+  if (!w.moe.enabled()) return w;
+  const auto& moe = w.moe;
+  double kept = moe.dropless() ? 1.0 : std::min(1.0, moe.capacity_factor);
+  double width = kept * static_cast<double>(moe.top_k * moe.ffn_hidden) +
+                 static_cast<double>(moe.shared_experts * moe.shared_ffn_hidden);
+  WorkloadConfig floor = w;
+  floor.model.ffn_hidden =
+      std::min(w.model.ffn_hidden, static_cast<long long>(width) / w.parallel.tp * w.parallel.tp);
+  floor.moe = {};
+  return floor;
+}
+
 }  // namespace
 
 const calibration::ComputeModel& Estimator::compute_model(const WorkloadConfig& w) {
@@ -116,13 +133,13 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& w) {
   const auto& cm = compute_model(w);
   int mb = w.training.micro_batch, p = w.parallel.pp, v = w.parallel.virtual_stages;
   double m = microbatches(w), chunk_layers = static_cast<double>(w.model.layers) / (p * v);
-  auto layer = workload::layer_costs(w, mb, cm);
+  auto layer = workload::layer_costs(moe_floor(w), mb, cm);
   auto head = workload::head_costs(w, mb, cm);
   // Serial tensor-parallel time of a pass: with the userbuffers overlap (plan_keys.cpp enumerates
   // tp_overlap only where it takes effect) the first of tp chunks of an overlappable collective.
   auto serial_tp = [&](const PassCost& pass) {
     double t = 0;
-    if (w.parallel.tp == 1) return t;
+    if (w.parallel.tp == 1 || w.moe.enabled()) return t;  // MoE layers' TP traffic differs (etp, dispatch)
     for (const auto& c : pass.tp) {
       double bytes = w.parallel.tp_overlap && c.overlap_seconds > 0 ? c.bytes / w.parallel.tp : c.bytes;
       t += tp_seconds(w, static_cast<int>(c.kind), bytes);

@@ -101,7 +101,7 @@ void print_plan(std::FILE* out, const Space& space, const PlanResult& result, in
   for (const auto& [reason, n] : result.skipped) skipped += n;
   fmt::print(out,
              "searched: {} combinations divide and {} fit; {} simulated ({} not, their lower bound could not "
-             "beat the {}th best) in {:.1f} s; {} skipped:\n",
+             "beat the best {}) in {:.1f} s; {} skipped:\n",
              result.enumerated, result.rows.size(), result.simulated,
              static_cast<long long>(result.rows.size()) - result.simulated, top, result.seconds, skipped);
   for (const auto& [reason, n] : result.skipped) fmt::print(out, "  {:>9}  {}\n", n, reason);

@@ -181,3 +181,20 @@ TEST(Plan, MoeSearchesExpertParallelismAndTheBoundHolds) {
 
 }  // namespace
 }  // namespace podsim
+
+#include "podsim/report/plan_html.hpp"
+
+namespace podsim {
+namespace {
+
+TEST(PlanReport, ParetoFrontKeepsWhatNothingBeatsWithLessMemory) {
+  report::PlanReport r{"t", {"rank", "tokens_per_s", "memory_GiB"}, {}, "why"};
+  r.rows = {{"1", "100", "50"}, {"2", "90", "30"}, {"3", "80", "40"}, {"", "", "10"}, {"4", "70", "20"}};
+  EXPECT_EQ(report::pareto_front(r), (std::vector<size_t>{4, 1, 0}));  // 80 at 40 GiB: 90 needs only 30
+  std::string html = report::plan_report_html(r);
+  EXPECT_NE(html.find("Pareto front"), std::string::npos);
+  EXPECT_NE(html.find("\"front\":[3,1,0]"), std::string::npos);  // indices among the 4 simulated rows
+}
+
+}  // namespace
+}  // namespace podsim

@@ -9,6 +9,7 @@
 #include "podsim/core/atomic_write.hpp"
 #include "podsim/core/csv_writer.hpp"
 #include "podsim/core/units.hpp"
+#include "podsim/report/plan_html.hpp"
 
 namespace podsim::driver {
 namespace {
@@ -114,10 +115,12 @@ void print_plan(std::FILE* out, const Space& space, const PlanResult& result, in
 std::vector<std::string> write_plan_files(const std::string& dir, const std::string& title,
                                           const Space& space, const PlanResult& result) {
   std::filesystem::create_directories(dir);
-  std::string csv = dir + "/plan.csv";
+  std::string csv = dir + "/plan.csv", html = dir + "/plan.html";
   podsim::atomic_write(csv, plan_csv(space, result));
-  (void)title;
-  return {csv};
+  report::PlanReport rep{title, plan_csv_columns(space), plan_csv_rows(space, result),
+                         explain_winner(result)};
+  podsim::atomic_write(html, report::plan_report_html(rep));
+  return {csv, html};
 }
 
 }  // namespace podsim::driver

@@ -198,3 +198,29 @@ TEST(PlanReport, ParetoFrontKeepsWhatNothingBeatsWithLessMemory) {
 
 }  // namespace
 }  // namespace podsim
+
+namespace podsim {
+namespace {
+
+// `tp: auto` in `podsim run`: the plan picks the key, the other keys as written.
+TEST(Plan, RunPinsSearchedKeysToThePlansBest) {
+  auto topo = testing::preset("dgx-h100-superpod", {{"nodes", "2"}});
+  const std::string file = testing::source_path("workloads/llama3-8b.yaml");
+  Overrides none = driver::pin_searched_keys(file, {{"parallel.pp", "2"}, {"parallel.zero", "1"}}, topo);
+  EXPECT_EQ(none.size(), 2u);  // nothing searched: unchanged
+  Overrides sets = {{"parallel.tp", "auto"}, {"parallel.zero", "1"}, {"training.global_batch", "32"}};
+  Overrides pinned = driver::pin_searched_keys(file, sets, topo);
+  ASSERT_GE(pinned.size(), 5u);
+  std::map<std::string, std::string> by_key(pinned.begin() + 3, pinned.end());
+  EXPECT_TRUE(by_key["parallel.tp"] == "1" || by_key["parallel.tp"] == "2")
+      << by_key["parallel.tp"];  // dp 8 on 16
+  EXPECT_EQ(by_key["parallel.schedule"], "1f1b");
+  EXPECT_EQ(by_key.count("parallel.pp"), 0u);  // as written
+  std::string e = testing::error_of([&] {
+    driver::pin_searched_keys(file, {{"parallel.tp", "[16]"}}, topo);
+  });
+  EXPECT_NE(e.find("no combination of the searched keys divides, fits and runs"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace podsim

@@ -14,6 +14,7 @@
 #include "podsim/topology/graph.hpp"
 #include "podsim/topology/loader.hpp"
 #include "podsim/topology/wafer_cluster.hpp"
+#include "podsim/workload/pipeline_schedule.hpp"
 
 namespace podsim::driver {
 namespace {
@@ -67,6 +68,31 @@ PlanRun run_plan(const PlanRequest& request) {
   run.result = run_plan(topo, run.space, options);
   if (!request.out.empty()) run.written = write_plan_files(request.out, run.title, run.space, run.result);
   return run;
+}
+
+Overrides pin_searched_keys(const std::string& workload_file, const Overrides& workload_sets,
+                            const topology::Topology& topo) {
+  ConfigNode root = ConfigNode::load_file(workload_file);
+  for (const auto& [key, value] : workload_sets)
+    root.apply_override(key, value, fmt::format("--set workload.{}={}", key, value));
+  if (!needs_search(root)) return workload_sets;
+  check_kind(root, workload_file, topo);
+  Space space = read_space(root, workload_file, topo, false, {});
+  PlanResult result = run_plan(topo, space, {.top = 1, .jobs = 1, .exhaustive = false, .progress = {}});
+  if (result.ranked() == 0) {
+    std::string why;
+    for (const auto& [reason, n] : result.skipped) why += fmt::format("; {} x {}", n, reason);
+    throw InputError(fmt::format("{}: no combination of the searched keys divides, fits and runs{}",
+                                 workload_file, why.empty() ? "" : why));
+  }
+  Overrides pinned = workload_sets;
+  const PlanRow& best = result.rows[0];
+  for (size_t i = 0; i < space.keys.size(); ++i)
+    if (space.keys[i].searched)
+      pinned.emplace_back(space.keys[i].key->path, space.keys[i].key->label(best.values[i]));
+  workload::WorkloadConfig w = resolve(space, best.values);
+  pinned.emplace_back("parallel.schedule", workload::to_string(w.parallel.schedule));
+  return pinned;
 }
 
 }  // namespace podsim::driver

@@ -29,4 +29,12 @@ struct PlanRun {
 // transformer_lm on a GPU cluster) throws InputError before anything is simulated.
 PlanRun run_plan(const PlanRequest& request);
 
+// `tp: auto`, `pp: [4, 8]`, ... in a workload file given to `podsim run`: when the file (overrides applied)
+// searches a key only the plan can expand (needs_search), runs the plan's branch and bound for its one
+// best candidate (keys stated as scalars stay fixed) and returns the overrides that pin every searched key
+// (and the schedule) to it, appended to `workload_sets`; otherwise returns `workload_sets` unchanged.
+// InputError when no combination divides and fits.
+Overrides pin_searched_keys(const std::string& workload_file, const Overrides& workload_sets,
+                            const topology::Topology& topo);
+
 }  // namespace podsim::driver

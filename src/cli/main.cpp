@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   podsim::cli::add_collective_command(app);
   podsim::cli::add_validate_command(app);
   podsim::cli::add_sweep_command(app);
+  podsim::cli::add_plan_command(app);
   podsim::cli::add_calibrate_command(app);
   try {
     app.parse(argc, argv);

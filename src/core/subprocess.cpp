@@ -48,7 +48,7 @@ bool read_all(int fd, void* data, size_t size) {
 
 }  // namespace
 
-ChildOutcome run_in_child(const std::function<std::string()>& work) {
+StartedChild start_child(const std::function<std::string()>& work) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
   std::fflush(nullptr);
@@ -64,19 +64,27 @@ ChildOutcome run_in_child(const std::function<std::string()>& work) {
     child_main(fds[1], work);
   }
   ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+ChildOutcome finish_child(const StartedChild& child) {
   ChildOutcome out;
   std::uint64_t size = 0;
-  if (read_all(fds[0], &size, sizeof size)) {
+  if (read_all(child.fd, &size, sizeof size)) {
     out.bytes.resize(static_cast<size_t>(size));
-    out.complete = read_all(fds[0], out.bytes.data(), out.bytes.size());
+    out.complete = read_all(child.fd, out.bytes.data(), out.bytes.size());
   }
-  ::close(fds[0]);
+  ::close(child.fd);
   int wstatus = 0;
-  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  while (::waitpid(child.pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
   if (WIFSIGNALED(wstatus)) out.signal = WTERMSIG(wstatus);
   if (!out.complete) out.bytes.clear();
   return out;
+}
+
+ChildOutcome run_in_child(const std::function<std::string()>& work) {
+  return finish_child(start_child(work));
 }
 
 }  // namespace podsim

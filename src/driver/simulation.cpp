@@ -4,6 +4,7 @@
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/plan.hpp"
 #include "podsim/driver/straggler_replay.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/report/invariants.hpp"
@@ -35,6 +36,8 @@ report::RunResult simulate(const RunRequest& request, const Progress& progress) 
   split_sets(request.sets, topo_sets, work_sets);
   topology::Topology topo = topology::load_topology(request.topology_file, topo_sets);
   topology::validate(topo);
+  // `tp: auto`, `pp: [4, 8]`, ...: the plan's search picks them (driver/plan.hpp).
+  work_sets = pin_searched_keys(request.workload_file, work_sets, topo);
   auto model = workload::load_workload_model(request.workload_file, work_sets, topo);
   try {
     auto r = simulate(topo, *model, progress);

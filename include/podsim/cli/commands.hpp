@@ -14,6 +14,7 @@ void add_topo_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);  // sweep and merge
+void add_plan_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 
 // A file shipped with podsim (validation tables, presets), found relative to the working directory or to

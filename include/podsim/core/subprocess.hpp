@@ -19,4 +19,14 @@ struct ChildOutcome {
 // does, the outcome is incomplete. Throws std::runtime_error when the pipe or the fork cannot be made.
 ChildOutcome run_in_child(const std::function<std::string()>& work);
 
+// run_in_child in two halves, so that a caller can keep several children running at once (`podsim plan`
+// simulates candidates in parallel): start_child forks and returns at once; `fd` becomes readable when
+// the child has sent its bytes or died (poll it); finish_child reads the bytes and reaps the child.
+struct StartedChild {
+  int pid = -1;
+  int fd = -1;  // the read end of the child's pipe
+};
+StartedChild start_child(const std::function<std::string()>& work);
+ChildOutcome finish_child(const StartedChild& child);
+
 }  // namespace podsim

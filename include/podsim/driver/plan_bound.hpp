@@ -1,0 +1,55 @@
+// What `podsim plan` knows about a candidate before simulating it: its memory per device from the
+// closed-form memory model (the same stage_memory the builder refuses out-of-memory steps with), and a
+// lower bound on its simulated step time.
+//
+// The bound is what no schedule can beat: the last pipeline stage cannot start before the first
+// microbatch's forward crossed the p-1 stages before it, must then run all of its own compute (the
+// kernels of its layers for every microbatch, at the compute model's efficiencies, which the simulation
+// only ever slows), and is followed by the backward of that last microbatch through the p-1 stages
+// below it; every chunk pass also waits for its tensor-parallel collectives that are not overlapped,
+// counted at their idle-network time (contention only lengthens them); so is the data-parallel time no
+// schedule hides (the reduction after the flush without dp_overlap, ZeRO-3's gathers). Pipeline and
+// context-parallel transfers and the optimizer are left out: the bound stays a bound, only looser.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "podsim/calibration/compute_model.hpp"
+#include "podsim/network/collective.hpp"
+#include "podsim/topology/topology.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
+
+namespace podsim::driver {
+
+struct CandidateEstimate {
+  double memory_bytes = 0;  // peak over pipeline stages, per device
+  bool fits = false;
+  double lower_bound = 0;  // seconds; only computed when it fits
+  double compute = 0;      // of which compute of the slowest stage (with its ramp)
+  double tp_comm = 0;      // of which serial tensor-parallel collectives
+  double dp_comm = 0;      // of which data-parallel collectives no schedule hides
+};
+
+// Caches what candidates share (schedules' peak activations, collective times).
+class Estimator {
+ public:
+  explicit Estimator(const topology::Topology& topo) : topo_(topo) {}
+  double memory(const workload::WorkloadConfig& w);
+  CandidateEstimate estimate(const workload::WorkloadConfig& w);
+
+ private:
+  double tp_seconds(const workload::WorkloadConfig& w, int kind, double bytes);
+  double dp_seconds(const workload::WorkloadConfig& w, network::CollectiveKind kind, double bytes);
+  // (exposed after or before the compute chain, total on the ZeRO-3 gather stream), seconds.
+  std::pair<double, double> dp_exposed(const workload::WorkloadConfig& w, double passes);
+  const calibration::ComputeModel& compute_model(const workload::WorkloadConfig& w);
+  const topology::Topology& topo_;
+  std::optional<calibration::ComputeModel> cm_;  // every candidate has the same precision
+  std::map<std::tuple<int, int, int, int>, std::vector<int>> peaks_;  // (schedule, p, m, v)
+  std::map<std::tuple<int, int, double>, double> collectives_;        // (tp, kind, bytes)
+};
+
+}  // namespace podsim::driver

@@ -1,0 +1,61 @@
+// `podsim plan`: every combination of the search space (plan_space.hpp) that divides and fits, ranked by
+// a lower bound on its step time (plan_bound.hpp); candidates are simulated, contention-aware, in lower-
+// bound order, in parallel worker processes, until no candidate left can beat the k-th best simulated
+// step time (branch and bound). The k best are then exactly the k best of the space.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "podsim/driver/plan_bound.hpp"
+#include "podsim/driver/plan_space.hpp"
+#include "podsim/topology/topology.hpp"
+#include "podsim/workload/step_plan.hpp"
+
+namespace podsim::driver {
+
+struct PlanOptions {
+  int top = 20;             // k: the best k are exact
+  int jobs = 1;             // worker processes simulating at once
+  bool exhaustive = false;  // simulate every candidate that fits (for testing the bound)
+  std::function<void(const std::string&)> progress;  // one line per simulated candidate (stderr)
+};
+
+// A simulated candidate, as its worker process reports it.
+struct SimOutcome {
+  std::string status;  // "ok", an infeasible status, or "failed"
+  std::string detail;
+  double step_time = 0, tokens_per_s = 0, mfu = 0, memory = 0;
+  std::array<double, workload::kCategories> breakdown{};  // mean over stages, seconds
+  double bubble = 0;                                      // mean idle time
+  std::string description;
+  bool ok() const { return status == "ok"; }
+};
+
+struct PlanRow {
+  std::vector<long long> values;  // per key of the space
+  CandidateEstimate estimate;
+  bool simulated = false;
+  SimOutcome sim;
+};
+
+struct PlanResult {
+  std::vector<PlanRow> rows;  // candidates that fit: simulated ones by step time, then by lower bound
+  SkipCounts skipped;         // reason -> combinations (out of memory included)
+  long long enumerated = 0;   // combinations that divide
+  long long simulated = 0;
+  double seconds = 0;  // wall time of the search
+  int ranked() const;  // rows simulated successfully (they come first)
+};
+
+PlanResult run_plan(const topology::Topology& topo, const Space& space, const PlanOptions& options);
+
+// Simulates one candidate in this process (the worker's body).
+SimOutcome simulate_candidate(const topology::Topology& topo, const workload::WorkloadConfig& w);
+
+// "compute" or the largest cost beside it ("bubble", "tp", "dp", ...) and its share of the step.
+std::string bound_by(const SimOutcome& s);
+
+}  // namespace podsim::driver

@@ -1,0 +1,71 @@
+// podsim plan: search the parallel configuration of a transformer_lm workload on a topology. The options
+// and what is printed; driver/plan.hpp runs the search.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "podsim/cli/commands.hpp"
+#include "podsim/driver/plan.hpp"
+#include "podsim/driver/plan_output.hpp"
+#include "podsim/report/output_files.hpp"
+
+namespace podsim::cli {
+
+void add_plan_command(CLI::App& app) {
+  struct Options {
+    driver::PlanRequest request;
+    bool quiet = false;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan",
+      "Find the fastest parallel configuration (tp, pp, dp, cp, ep, ...) of a workload on a topology");
+  cmd->add_option("--topology,-t", opt->request.topology_file, "Topology YAML (topologies/*.yaml)")
+      ->required();
+  cmd->add_option("--workload,-w", opt->request.workload_file, "Workload YAML (workloads/*.yaml)")
+      ->required();
+  cmd->add_option(
+      "--set,-s", opt->request.sets,
+      "Override a YAML key (topology. or workload. prefix); a workload key set here stays fixed,\n"
+      "e.g. --set workload.parallel.tp=8; a YAML list searches it: --set 'workload.parallel.pp=[4,8]'");
+  cmd->add_option("--top", opt->request.options.top, "Rank the best N exactly (default 20)");
+  cmd->add_option("--jobs,-j", opt->request.options.jobs,
+                  "Candidates simulated at once: worker processes, 0 for one per core (the default)");
+  opt->request.options.jobs = 0;
+  cmd->add_option("--out,-o", opt->request.out, "Directory for plan.csv");
+  cmd->add_flag("--as-written", opt->request.as_written,
+                "Keep the keys the workload file states as scalars fixed (only auto and lists are searched)");
+  cmd->add_flag("--exhaustive", opt->request.options.exhaustive,
+                "Simulate every candidate that fits, not only those whose lower bound can still win");
+  cmd->add_flag("--quiet,-q", opt->quiet, "No progress on stderr");
+  cmd->footer(
+      "Every searchable key (parallel.tp, cp, pp, dp, etp, ep, virtual_stages, sequence_parallel, zero,\n"
+      "shard_group, dp_overlap, tp_overlap; training.micro_batch, recompute) is searched unless --set fixes "
+      "it\n"
+      "(or --as-written keeps the file's value); `auto` or a YAML list in the file searches a key too.\n"
+      "Combinations that do not divide or do not fit in device memory (closed-form memory model) are\n"
+      "skipped and counted by reason; the rest are simulated in the order of a lower bound on their step\n"
+      "time until none left can beat the N-th best (branch and bound): the N best are exact.\n"
+      "Exit status: 0 on success, 2 on bad input.");
+  cmd->callback([opt] {
+    if (!opt->request.out.empty()) report::prepare_output_directory(opt->request.out, "--out");
+    bool tty = ::isatty(2) != 0;
+    if (!opt->quiet)
+      opt->request.options.progress = [tty](const std::string& line) {
+        if (tty)
+          fmt::print(stderr, "\r\033[K{}", line.substr(0, 150));
+        else
+          fmt::print(stderr, "{}\n", line);
+      };
+    auto run = driver::run_plan(opt->request);
+    if (tty && !opt->quiet) fmt::print(stderr, "\r\033[K");
+    fmt::print("{}\n", run.title);
+    driver::print_plan(stdout, run.space, run.result, opt->request.options.top);
+    for (const auto& f : run.written) fmt::print("wrote {}\n", f);
+  });
+}
+
+}  // namespace podsim::cli

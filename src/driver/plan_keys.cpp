@@ -1,0 +1,292 @@
+// The searchable keys of a transformer_lm workload (plan_space.hpp): what `auto` expands to, how a value
+// sets the WorkloadConfig, what it needs to divide, and which values repeat another. Adding a parallelism
+// is one more entry of kSearchKeys.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "podsim/driver/plan_space.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
+
+namespace podsim::driver {
+namespace {
+
+using workload::Recompute;
+using workload::Schedule;
+using workload::WorkloadConfig;
+using Values = std::vector<long long>;
+
+long long model_parallel(const WorkloadConfig& w) {
+  return static_cast<long long>(w.parallel.tp) * w.parallel.cp * w.parallel.pp;
+}
+// Ranks a gradient is reduced over: with one, ZeRO and the overlapped reduction change nothing.
+long long grad_ranks(const WorkloadConfig& w) {
+  return static_cast<long long>(w.parallel.dp) * w.parallel.cp;
+}
+
+Values powers_of_two(long long from, long long up_to) {
+  Values v;
+  for (long long x = from; x <= up_to; x *= 2) v.push_back(x);
+  return v;
+}
+
+std::string number(long long v) {
+  return std::to_string(v);
+}
+std::string boolean(long long v) {
+  return v ? "true" : "false";
+}
+std::string recompute_name(long long v) {
+  return workload::to_string(static_cast<Recompute>(v));
+}
+
+long long parse_int(const ConfigNode& section, const std::string& key, const YAML::Node& value,
+                    long long lo) {
+  long long v = 0;
+  try {
+    v = value.as<long long>();
+  } catch (const YAML::Exception&) {
+    section.fail(key, fmt::format("'{}' is not an integer; a list of {} values must hold integers",
+                                  value.IsScalar() ? value.Scalar() : "a non-scalar", key));
+  }
+  if (v < lo) section.fail(key, fmt::format("{} is below {}, the smallest valid {}", v, lo, key));
+  return v;
+}
+long long parse_positive(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
+  return parse_int(s, k, v, 1);
+}
+long long parse_count(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
+  return parse_int(s, k, v, 0);
+}
+long long parse_zero(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
+  long long z = parse_int(s, k, v, 0);
+  if (z > 3) s.fail(k, fmt::format("ZeRO stage must be 0, 1, 2 or 3, got {}", z));
+  return z;
+}
+long long parse_bool(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
+  std::string t = v.IsScalar() ? v.Scalar() : "";
+  if (t == "true") return 1;
+  if (t == "false") return 0;
+  s.fail(k, fmt::format("'{}' is not true or false", t));
+}
+long long parse_recompute(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
+  auto r = workload::kRecomputeNames.parse(v.IsScalar() ? v.Scalar() : "");
+  if (!r) s.fail(k, fmt::format("'{}' is not one of none, selective, full", v.IsScalar() ? v.Scalar() : ""));
+  return static_cast<long long>(*r);
+}
+
+bool never(const WorkloadConfig&, const SpaceContext&, long long) {
+  return false;
+}
+const char* fine(const WorkloadConfig&, const SpaceContext&) {
+  return nullptr;
+}
+
+const char* check_devices(const WorkloadConfig& w, const SpaceContext& c) {
+  long long d = model_parallel(w) * std::max(1, w.parallel.dp);
+  return d > c.devices || w.parallel.dp < 1 ? "needs more devices than the topology has" : nullptr;
+}
+const char* check_tp(const WorkloadConfig& w, const SpaceContext& c) {
+  const auto& m = w.model;
+  long long t = w.parallel.tp;
+  if (m.heads % t || m.query_groups() % t || m.ffn_hidden % t || m.vocab % t)
+    return "tp does not divide heads, kv_heads, ffn_hidden or vocab";
+  return check_devices(w, c);
+}
+const char* check_cp(const WorkloadConfig& w, const SpaceContext& c) {
+  // Causal load balancing splits each sequence into 2*cp chunks.
+  if (w.parallel.cp > 1 && w.model.seq_len % (2LL * w.parallel.cp)) return "2*cp does not divide seq_len";
+  return check_devices(w, c);
+}
+const char* check_pp(const WorkloadConfig& w, const SpaceContext& c) {
+  if (w.model.layers % w.parallel.pp) return "pp does not divide layers";
+  return check_devices(w, c);
+}
+const char* check_dp(const WorkloadConfig& w, const SpaceContext& c) {
+  if (const char* why = check_devices(w, c)) return why;
+  return w.training.global_batch % w.parallel.dp ? "dp does not divide global_batch" : nullptr;
+}
+const char* check_virtual(const WorkloadConfig& w, const SpaceContext&) {
+  int v = w.parallel.virtual_stages;
+  if (w.model.layers % (static_cast<long long>(w.parallel.pp) * v))
+    return "pp*virtual_stages does not divide layers";
+  if (v > 1 && (w.parallel.pp == 1 || w.parallel.schedule != Schedule::interleaved))
+    return "virtual_stages > 1 needs the interleaved schedule and pp > 1";
+  return nullptr;
+}
+const char* check_micro_batch(const WorkloadConfig& w, const SpaceContext&) {
+  long long per_replica = w.training.global_batch / w.parallel.dp;
+  if (per_replica % w.training.micro_batch) return "micro_batch does not divide global_batch/dp";
+  if (w.parallel.schedule == Schedule::interleaved && (per_replica / w.training.micro_batch) % w.parallel.pp)
+    return "interleaved schedule: microbatches not a multiple of pp";
+  return nullptr;
+}
+// Megatron-Core folds the tp x cp x dp ranks of a stage as etp -> ep -> expert data parallel
+// (workload/transformer/moe_config.cpp checks the same when it reads a file).
+const char* check_expert(const WorkloadConfig& w, const SpaceContext&) {
+  const auto& p = w.parallel;
+  if (!w.moe.enabled()) return p.ep > 1 || p.etp > 1 ? "ep/etp > 1 without a moe: section" : nullptr;
+  long long ranks = static_cast<long long>(p.tp) * p.cp * p.dp;
+  if (ranks % (static_cast<long long>(p.ep) * p.etp)) return "ep*etp does not divide tp*cp*dp";
+  if (w.moe.experts % p.ep) return "ep does not divide moe.experts";
+  return w.moe.ffn_hidden % p.etp ? "etp does not divide moe.ffn_hidden" : nullptr;
+}
+const char* check_sequence_parallel(const WorkloadConfig& w, const SpaceContext&) {
+  return w.moe.enabled() && w.parallel.tp > 1 && !w.parallel.sequence_parallel
+             ? "MoE with tp > 1 needs sequence_parallel (Megatron-Core)"
+             : nullptr;
+}
+const char* check_zero(const WorkloadConfig& w, const SpaceContext&) {
+  return w.parallel.zero >= 2 && w.parallel.pp > 1 ? "zero 2/3 with pp > 1 (not supported)" : nullptr;
+}
+const char* check_shard_group(const WorkloadConfig& w, const SpaceContext&) {
+  int g = w.parallel.shard_group;
+  if (g == 0) return nullptr;
+  if (w.parallel.zero == 0) return "shard_group without zero";
+  return g > w.parallel.dp || w.parallel.dp % g ? "shard_group does not divide dp" : nullptr;
+}
+
+const std::vector<SearchKey> kSearchKeys = {
+    {"parallel.tp",
+     // Tensor parallelism inside one NVLink domain (a search bound: list larger values to try them).
+     [](const WorkloadConfig&, const SpaceContext& c) {
+       return powers_of_two(1, std::min(c.devices_per_node, c.devices));
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.tp = static_cast<int>(v); },
+     check_tp, never, number, parse_positive},
+    {"parallel.cp",
+     // Powers of two while each rank keeps >= 1024 tokens of a sequence (a search bound).
+     [](const WorkloadConfig& w, const SpaceContext&) {
+       return powers_of_two(1, std::max(1LL, w.model.seq_len / 1024));
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.cp = static_cast<int>(v); },
+     check_cp, never, number, parse_positive},
+    {"parallel.pp",
+     [](const WorkloadConfig& w, const SpaceContext& c) {
+       Values v;
+       for (long long p = 1; p <= w.model.layers && model_parallel(w) * p <= c.devices; ++p)
+         if (w.model.layers % p == 0) v.push_back(p);
+       return v;
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.pp = static_cast<int>(v); },
+     check_pp, never, number, parse_positive},
+    {"parallel.dp",
+     // Data parallelism over every device left (fewer devices are never faster for the same batch).
+     [](const WorkloadConfig& w, const SpaceContext& c) { return Values{c.devices / model_parallel(w)}; },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.dp = static_cast<int>(v); },
+     check_dp, never, number, parse_positive},
+    {"parallel.etp",
+     // Expert tensor parallelism: none or the dense layers' tp (Megatron-Core's two usual choices).
+     [](const WorkloadConfig& w, const SpaceContext&) {
+       return w.moe.enabled() && w.parallel.tp > 1 ? Values{1, w.parallel.tp} : Values{1};
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.etp = static_cast<int>(v); },
+     check_expert, never, number, parse_positive},
+    {"parallel.ep",
+     // Powers of two dividing the experts and the ranks etp leaves.
+     [](const WorkloadConfig& w, const SpaceContext&) {
+       Values v{1};
+       if (!w.moe.enabled()) return v;
+       long long ranks =
+           static_cast<long long>(w.parallel.tp) * w.parallel.cp * w.parallel.dp / w.parallel.etp;
+       for (long long e = 2; e <= w.moe.experts && e <= ranks; e *= 2)
+         if (w.moe.experts % e == 0 && ranks % e == 0) v.push_back(e);
+       return v;
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.ep = static_cast<int>(v); },
+     check_expert, never, number, parse_positive},
+    {"parallel.virtual_stages",
+     [](const WorkloadConfig& w, const SpaceContext& c) {
+       Values v{1};
+       bool interleaved = !c.schedule_explicit || c.schedule == Schedule::interleaved;
+       long long per_stage = w.model.layers / w.parallel.pp;
+       if (w.parallel.pp > 1 && interleaved)
+         for (long long x = 2; x <= 8 && x <= per_stage; ++x)
+           if (per_stage % x == 0) v.push_back(x);
+       return v;
+     },
+     [](WorkloadConfig& w, const SpaceContext& c, long long v) {
+       // More than one chunk per stage is the interleaved schedule; one chunk runs the file's schedule
+       // (1F1B by default), and pp 1 has no pipeline to schedule.
+       w.parallel.virtual_stages = static_cast<int>(v);
+       bool keep = c.schedule_explicit && (v == 1 || c.schedule != Schedule::interleaved);
+       w.parallel.schedule = v > 1 && !keep ? Schedule::interleaved
+                             : keep         ? c.schedule
+                                            : Schedule::one_f_one_b;
+       if (w.parallel.pp == 1 && v == 1) w.parallel.schedule = Schedule::one_f_one_b;
+     },
+     check_virtual, never, number, parse_positive},
+    {"training.micro_batch",
+     [](const WorkloadConfig& w, const SpaceContext&) {
+       Values v;
+       long long per_replica = w.training.global_batch / w.parallel.dp;
+       for (long long b = 1; b <= 64 && b <= per_replica; b *= 2)
+         if (per_replica % b == 0) v.push_back(b);
+       return v;
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) {
+       w.training.micro_batch = static_cast<int>(v);
+     },
+     check_micro_batch, never, number, parse_positive},
+    {"training.recompute",
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{0, 1, 2};
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) {
+       w.training.recompute = static_cast<Recompute>(v);
+     },
+     fine, never, recompute_name, parse_recompute},
+    {"parallel.sequence_parallel",
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{0, 1};
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.sequence_parallel = v != 0; },
+     check_sequence_parallel,
+     [](const WorkloadConfig& w, const SpaceContext&, long long v) { return v && w.parallel.tp == 1; },
+     boolean, parse_bool},
+    {"parallel.zero",
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{0, 1, 2, 3};
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.zero = static_cast<int>(v); },
+     check_zero,
+     [](const WorkloadConfig& w, const SpaceContext&, long long v) { return v && grad_ranks(w) == 1; },
+     number, parse_zero},
+    {"parallel.shard_group",
+     // HSDP groups of 2, 4, ... data-parallel ranks when ZeRO shards something (0 = all of dp).
+     [](const WorkloadConfig& w, const SpaceContext&) {
+       Values v{0};
+       if (w.parallel.zero > 0)
+         for (long long g = 2; g < w.parallel.dp; g *= 2)
+           if (w.parallel.dp % g == 0) v.push_back(g);
+       return v;
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) {
+       w.parallel.shard_group = static_cast<int>(v);
+     },
+     check_shard_group, never, number, parse_count},
+    {"parallel.dp_overlap",
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{1, 0};
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.dp_overlap = v != 0; }, fine,
+     [](const WorkloadConfig& w, const SpaceContext&, long long v) { return !v && grad_ranks(w) == 1; },
+     boolean, parse_bool},
+    {"parallel.tp_overlap",
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{0, 1};
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.tp_overlap = v != 0; }, fine,
+     // Transformer Engine's overlap needs tp > 1, sequence parallelism and a Hopper or newer GPU.
+     [](const WorkloadConfig& w, const SpaceContext& c, long long v) {
+       return v && !(w.parallel.tp > 1 && w.parallel.sequence_parallel && c.tp_overlap_supported);
+     },
+     boolean, parse_bool},
+};
+
+}  // namespace
+
+const std::vector<SearchKey>& search_keys() {
+  return kSearchKeys;
+}
+
+}  // namespace podsim::driver

@@ -1,0 +1,126 @@
+// The ranked table, plan.csv and the HTML report of `podsim plan` (plan_output.hpp).
+#include "podsim/driver/plan_output.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "podsim/core/atomic_write.hpp"
+#include "podsim/core/csv_writer.hpp"
+#include "podsim/core/units.hpp"
+#include "podsim/report/plan_html.hpp"
+
+namespace podsim::driver {
+namespace {
+
+std::string key_name(const SearchKey& k) {
+  std::string path = k.path;
+  return path.substr(path.find('.') + 1);
+}
+
+std::string seconds(double s) {
+  return fmt::format("{:.6g}", s);
+}
+
+}  // namespace
+
+std::vector<std::string> plan_csv_columns(const Space& space) {
+  std::vector<std::string> c = {"rank"};
+  for (const auto& k : space.keys) c.push_back(key_name(*k.key));
+  c.insert(c.end(), {"schedule", "status", "lower_bound_s", "step_time_s", "tokens_per_s", "mfu_percent",
+                     "memory_GiB", "bound_by"});
+  for (int i = 0; i < workload::kCategories; ++i)
+    c.push_back(fmt::format("{}_s", workload::to_string(static_cast<workload::Category>(i))));
+  c.push_back("bubble_s");
+  return c;
+}
+
+std::vector<std::vector<std::string>> plan_csv_rows(const Space& space, const PlanResult& result) {
+  std::vector<std::vector<std::string>> rows;
+  int rank = 0;
+  for (const auto& r : result.rows) {
+    bool ok = r.simulated && r.sim.ok();
+    workload::WorkloadConfig w = resolve(space, r.values);
+    std::vector<std::string> row = {ok ? std::to_string(++rank) : ""};
+    for (size_t i = 0; i < space.keys.size(); ++i) {
+      const auto& k = *space.keys[i].key;
+      // Keys not searched keep the file's value: read it back from the resolved workload.
+      row.push_back(space.keys[i].searched ? k.label(r.values[i]) : "(as written)");
+    }
+    row.push_back(w.parallel.pp == 1 ? "none" : workload::to_string(w.parallel.schedule));
+    row.push_back(r.simulated ? r.sim.status : "not simulated (bound)");
+    row.push_back(seconds(r.estimate.lower_bound));
+    row.push_back(ok ? seconds(r.sim.step_time) : "");
+    row.push_back(ok ? fmt::format("{:.6g}", r.sim.tokens_per_s) : "");
+    row.push_back(ok ? fmt::format("{:.4g}", 100 * r.sim.mfu) : "");
+    row.push_back(fmt::format("{:.4g}", (ok ? r.sim.memory : r.estimate.memory_bytes) / GiB));
+    row.push_back(ok ? bound_by(r.sim) : "");
+    for (double b : r.sim.breakdown) row.push_back(ok ? seconds(b) : "");
+    row.push_back(ok ? seconds(r.sim.bubble) : "");
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string plan_csv(const Space& space, const PlanResult& result) {
+  std::string out = csv_record(plan_csv_columns(space));
+  for (const auto& row : plan_csv_rows(space, result)) out += csv_record(row);
+  return out;
+}
+
+std::string explain_winner(const PlanResult& result) {
+  if (result.ranked() < 2) return result.ranked() == 1 ? "only one candidate was simulated" : "";
+  const SimOutcome &a = result.rows[0].sim, &b = result.rows[1].sim;
+  // -1 = the pipeline bubble (idle time), else a Category.
+  auto cost = [](const SimOutcome& s, int c) { return c < 0 ? s.bubble : s.breakdown[c]; };
+  int most = -1;
+  for (int c = 0; c < workload::kCategories; ++c)
+    if (std::abs(cost(b, c) - cost(a, c)) > std::abs(cost(b, most) - cost(a, most))) most = c;
+  std::string name = most < 0 ? "bubble" : workload::to_string(static_cast<workload::Category>(most));
+  return fmt::format(
+      "the winner is {:.4g} s ({:.2f}%) faster per step than the runner-up; the cost that differs most is "
+      "{}: "
+      "{:.4g} s in the runner-up, {:.4g} s in the winner",
+      b.step_time - a.step_time, 100 * (b.step_time - a.step_time) / b.step_time, name, cost(b, most),
+      cost(a, most));
+}
+
+void print_plan(std::FILE* out, const Space& space, const PlanResult& result, int top) {
+  fmt::print(out, "{:>4} {:<58} {:>10} {:>12} {:>6} {:>8}  {}\n", "rank", "setting", "step [s]", "tokens/s",
+             "MFU %", "mem GiB", "bound by");
+  int shown = 0;
+  for (const auto& r : result.rows) {
+    if (!r.simulated || !r.sim.ok() || shown >= top) break;
+    fmt::print(out, "{:>4} {:<58} {:>10.5g} {:>12.5g} {:>6.2f} {:>8.1f}  {}\n", ++shown,
+               candidate_label(space, r.values), r.sim.step_time, r.sim.tokens_per_s, 100 * r.sim.mfu,
+               r.sim.memory / GiB, bound_by(r.sim));
+  }
+  if (shown > 0) fmt::print(out, "winner: {}\n", result.rows[0].sim.description);
+  if (std::string why = explain_winner(result); !why.empty()) fmt::print(out, "{}\n", why);
+  long long skipped = 0;
+  for (const auto& [reason, n] : result.skipped) skipped += n;
+  fmt::print(out,
+             "searched: {} combinations divide and {} fit; {} simulated ({} not, their lower bound could not "
+             "beat the best {}) in {:.1f} s; {} skipped:\n",
+             result.enumerated, result.rows.size(), result.simulated,
+             static_cast<long long>(result.rows.size()) - result.simulated, top, result.seconds, skipped);
+  for (const auto& [reason, n] : result.skipped) fmt::print(out, "  {:>9}  {}\n", n, reason);
+  int failed = 0;
+  for (const auto& r : result.rows)
+    if (r.simulated && !r.sim.ok()) failed++;
+  if (failed) fmt::print(out, "  {} simulated candidates did not run (see plan.csv status)\n", failed);
+}
+
+std::vector<std::string> write_plan_files(const std::string& dir, const std::string& title,
+                                          const Space& space, const PlanResult& result) {
+  std::filesystem::create_directories(dir);
+  std::string csv = dir + "/plan.csv", html = dir + "/plan.html";
+  podsim::atomic_write(csv, plan_csv(space, result));
+  report::PlanReport rep{title, plan_csv_columns(space), plan_csv_rows(space, result),
+                         explain_winner(result)};
+  podsim::atomic_write(html, report::plan_report_html(rep));
+  return {csv, html};
+}
+
+}  // namespace podsim::driver

@@ -1,0 +1,220 @@
+// Branch and bound over the plan candidates (plan_search.hpp).
+#include "podsim/driver/plan_search.hpp"
+
+#include <fmt/format.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "podsim/core/error.hpp"
+#include "podsim/core/subprocess.hpp"
+#include "podsim/engine/replay.hpp"
+#include "podsim/report/invariants.hpp"
+#include "podsim/report/run_result.hpp"
+#include "podsim/workload/transformer/megatron_builder.hpp"
+
+namespace podsim::driver {
+namespace {
+
+// A worker's report: one line of numbers, then the description (the pipe holds far more than this).
+std::string serialize(const SimOutcome& s) {
+  std::string out = fmt::format("{}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}", s.status, s.step_time,
+                                s.tokens_per_s, s.mfu, s.memory, s.bubble);
+  for (double b : s.breakdown) out += fmt::format("\t{:.17g}", b);
+  std::string detail = s.detail.substr(0, 2000), description = s.description.substr(0, 1000);
+  std::replace(detail.begin(), detail.end(), '\n', ' ');
+  return out + "\n" + description + "\n" + detail + "\n";
+}
+
+SimOutcome deserialize(const std::string& text) {
+  SimOutcome s;
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line)) return {.status = "failed", .detail = "the worker sent nothing"};
+  std::istringstream fields(line);
+  std::getline(fields, s.status, '\t');
+  fields >> s.step_time >> s.tokens_per_s >> s.mfu >> s.memory >> s.bubble;
+  for (double& b : s.breakdown) fields >> b;
+  std::getline(in, s.description);
+  std::getline(in, s.detail);
+  return s;
+}
+
+// The candidates in flight, one worker process each (core/subprocess: the fork and pipe that `podsim run`'s
+// SimGrid isolation uses, started without waiting so that `jobs` of them run at once).
+class Pool {
+ public:
+  ~Pool() {
+    for (const auto& [row, child] : running_) finish_child(child);
+  }
+  void start(size_t row, const std::function<std::string()>& work) {
+    running_.emplace_back(row, start_child(work));
+  }
+  size_t size() const { return running_.size(); }
+  // Waits until one worker has sent its result (or died): its row and outcome.
+  std::pair<size_t, SimOutcome> wait_one() {
+    std::vector<pollfd> fds;
+    for (const auto& [row, child] : running_) fds.push_back({child.fd, POLLIN, 0});
+    while (::poll(fds.data(), fds.size(), -1) < 0)
+      if (errno != EINTR) throw std::runtime_error(fmt::format("poll failed: {}", std::strerror(errno)));
+    size_t i = 0;
+    while (i + 1 < fds.size() && fds[i].revents == 0) ++i;
+    auto [row, child] = running_[i];
+    running_.erase(running_.begin() + static_cast<long>(i));
+    ChildOutcome out = finish_child(child);
+    if (!out.complete)
+      return {row,
+              {.status = "failed",
+               .detail = out.signal ? fmt::format("the worker process died of signal {} ({})", out.signal,
+                                                  ::strsignal(out.signal))
+                                    : "the worker process ended without a result"}};
+    return {row, deserialize(out.bytes)};
+  }
+
+ private:
+  std::vector<std::pair<size_t, StartedChild>> running_;
+};
+
+// The k-th best simulated step time so far (infinite until k are known).
+class Best {
+ public:
+  explicit Best(int k) : k_(static_cast<size_t>(std::max(1, k))) {}
+  void add(double t) {
+    times_.insert(t);
+    if (times_.size() > k_) times_.erase(std::prev(times_.end()));
+  }
+  double kth() const {
+    return times_.size() < k_ ? std::numeric_limits<double>::infinity() : *std::prev(times_.end());
+  }
+  double best() const { return times_.empty() ? 0 : *times_.begin(); }
+
+ private:
+  size_t k_;
+  std::multiset<double> times_;
+};
+
+std::vector<PlanRow> fitting_candidates(const topology::Topology& topo, const Space& space,
+                                        PlanResult& result) {
+  Estimator estimator(topo);
+  std::vector<PlanRow> rows;
+  result.enumerated = enumerate(
+      space,
+      [&](const workload::WorkloadConfig& w, const std::vector<long long>& values) {
+        PlanRow row{values, estimator.estimate(w)};
+        if (!row.estimate.fits)
+          result.skipped["out of memory (closed-form memory model)"]++;
+        else
+          rows.push_back(std::move(row));
+      },
+      result.skipped);
+  std::stable_sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
+    return a.estimate.lower_bound < b.estimate.lower_bound;
+  });
+  return rows;
+}
+
+}  // namespace
+
+int PlanResult::ranked() const {
+  return static_cast<int>(
+      std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.simulated && r.sim.ok(); }));
+}
+
+SimOutcome simulate_candidate(const topology::Topology& topo, const workload::WorkloadConfig& w) {
+  SimOutcome s;
+  try {
+    report::RunResult r;
+    r.device_memory_capacity = topo.device.hbm_bytes;
+    r.topology_devices = topo.compute_device_count();
+    r.plan = workload::build_megatron_step(topo, w, w.training.micro_batch, w.parallel.virtual_stages);
+    r.replay = engine::replay(topo, r.plan.graph);
+    r.stages = report::stage_breakdown(r.plan.graph, r.replay);
+    r.mean = report::mean_breakdown(r.stages);
+    report::check_invariants(r, topo);
+    s.status = "ok";
+    s.step_time = r.step_time();
+    s.tokens_per_s = r.tokens_per_s();
+    s.mfu = r.mfu();
+    s.memory = r.memory_per_device();
+    s.breakdown = r.mean.seconds;
+    s.bubble = r.mean.idle;
+    s.description = r.plan.description;
+  } catch (const InfeasibleConfig& e) {
+    s.status = e.status();
+    s.detail = e.what();
+  } catch (const std::exception& e) {
+    s.status = "failed";
+    s.detail = e.what();
+  }
+  return s;
+}
+
+std::string bound_by(const SimOutcome& s) {
+  if (!s.ok() || s.step_time <= 0) return "";
+  std::string name = "bubble";
+  double most = s.bubble;
+  for (int c = 0; c < workload::kCategories; ++c)
+    if (static_cast<workload::Category>(c) != workload::Category::compute && s.breakdown[c] > most)
+      most = s.breakdown[c], name = workload::to_string(static_cast<workload::Category>(c));
+  double compute = s.breakdown[static_cast<int>(workload::Category::compute)];
+  return fmt::format("compute {:.0f}%, then {} {:.0f}%", 100 * compute / s.step_time, name,
+                     100 * most / s.step_time);
+}
+
+PlanResult run_plan(const topology::Topology& topo, const Space& space, const PlanOptions& options) {
+  auto started = std::chrono::steady_clock::now();
+  PlanResult result;
+  result.rows = fitting_candidates(topo, space, result);
+  if (options.progress)
+    options.progress(
+        fmt::format("{} candidates divide, {} fit; simulating in lower-bound order with {} "
+                    "worker(s)",
+                    result.enumerated, result.rows.size(), options.jobs));
+  Best best(options.top);
+  Pool pool;
+  size_t next = 0;
+  auto record = [&](size_t row, SimOutcome sim) {
+    PlanRow& r = result.rows[row];
+    r.simulated = true;
+    r.sim = std::move(sim);
+    result.simulated++;
+    if (r.sim.ok()) best.add(r.sim.step_time);
+    if (options.progress)
+      options.progress(
+          fmt::format("[{} simulated, {} left above the bound] {}: {} (bound {:.4g} s), best {:.4g} s",
+                      result.simulated, result.rows.size() - next, candidate_label(space, r.values),
+                      r.sim.ok() ? fmt::format("{:.4g} s", r.sim.step_time) : r.sim.status,
+                      r.estimate.lower_bound, best.best()));
+  };
+  while (next < result.rows.size() || pool.size() > 0) {
+    while (next < result.rows.size() && pool.size() < static_cast<size_t>(std::max(1, options.jobs))) {
+      // Rows are in lower-bound order: once one cannot beat the k-th best, none after it can.
+      if (!options.exhaustive && result.rows[next].estimate.lower_bound >= best.kth()) {
+        next = result.rows.size();
+        break;
+      }
+      workload::WorkloadConfig w = resolve(space, result.rows[next].values);
+      pool.start(next++, [&topo, w] { return serialize(simulate_candidate(topo, w)); });
+    }
+    if (pool.size() == 0) break;
+    auto [row, sim] = pool.wait_one();
+    record(row, std::move(sim));
+  }
+  std::stable_sort(result.rows.begin(), result.rows.end(), [](const PlanRow& a, const PlanRow& b) {
+    bool ra = a.simulated && a.sim.ok(), rb = b.simulated && b.sim.ok();
+    if (ra != rb) return ra;
+    return ra ? a.sim.step_time < b.sim.step_time : a.estimate.lower_bound < b.estimate.lower_bound;
+  });
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace podsim::driver

@@ -1,0 +1,231 @@
+// Reading the search space of a workload file and enumerating its combinations (plan_space.hpp).
+#include "podsim/driver/plan_space.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+
+#include "podsim/core/error.hpp"
+#include "podsim/workload/transformer/transformer_loader.hpp"
+
+namespace podsim::driver {
+namespace {
+
+using workload::WorkloadConfig;
+
+// The value a searched key takes in the base workload: one that every other key's checks accept.
+const std::map<std::string, std::string> kNeutral = {{"parallel.tp", "1"},
+                                                     {"parallel.cp", "1"},
+                                                     {"parallel.pp", "1"},
+                                                     {"parallel.dp", "1"},
+                                                     {"parallel.ep", "1"},
+                                                     {"parallel.etp", "1"},
+                                                     {"parallel.virtual_stages", "1"},
+                                                     {"training.micro_batch", "1"},
+                                                     {"training.recompute", "none"},
+                                                     {"parallel.sequence_parallel", "false"},
+                                                     {"parallel.zero", "0"},
+                                                     {"parallel.shard_group", "0"},
+                                                     {"parallel.dp_overlap", "true"},
+                                                     {"parallel.tp_overlap", "false"}};
+
+// Keys `podsim run` expands itself under `auto` (driver/simulation.cpp via candidate_settings).
+bool run_expands_auto(const std::string& path) {
+  return path == "parallel.dp" || path == "training.micro_batch" || path == "parallel.virtual_stages";
+}
+
+std::pair<std::string, std::string> split_path(const std::string& path) {
+  auto dot = path.find('.');
+  return {path.substr(0, dot), path.substr(dot + 1)};
+}
+
+const SearchKey* find_key(const std::string& path) {
+  for (const auto& k : search_keys())
+    if (path == k.path) return &k;
+  return nullptr;
+}
+
+std::string searchable_list() {
+  std::string out;
+  for (const auto& k : search_keys()) out += (out.empty() ? "" : ", ") + std::string(k.path);
+  return out;
+}
+
+// A YAML list or `auto` where a search cannot expand it is an error here rather than a type error later
+// (training.attention: auto is the kernel choice the loader makes for the device, not a search).
+void reject_lists_elsewhere(const ConfigNode& root) {
+  for (const char* section : {"model", "parallel", "training", "moe"}) {
+    auto node = root.optional_child(section);
+    if (!node || !node->yaml().IsMap()) continue;
+    for (const auto& key : node->keys()) {
+      std::string path = fmt::format("{}.{}", section, key);
+      YAML::Node v = node->yaml()[key];
+      bool is_auto = v.IsScalar() && v.Scalar() == "auto" && path != "training.attention";
+      if ((v.IsSequence() || is_auto) && !find_key(path))
+        node->fail(key, fmt::format("{} searches a key, but {} cannot be searched; searchable: {}",
+                                    is_auto ? "auto" : "a list", path, searchable_list()));
+    }
+  }
+}
+
+KeyChoice read_choice(const ConfigNode& root, const SearchKey& key, bool search_unstated,
+                      const std::vector<std::string>& fixed) {
+  auto [section, name] = split_path(key.path);
+  KeyChoice c{&key};
+  auto node = root.optional_child(section);
+  YAML::Node value = node ? node->yaml()[name] : YAML::Node();
+  bool is_fixed = std::find(fixed.begin(), fixed.end(), key.path) != fixed.end();
+  if (value.IsDefined() && value.IsSequence()) {
+    if (value.size() == 0)
+      node->fail(name,
+                 fmt::format("an empty list: give the values to search, e.g. {}: [1, 2, 4], or auto", name));
+    c.searched = true;
+    for (const auto& element : value) {
+      long long v = key.parse(*node, name, element);
+      if (std::find(c.values.begin(), c.values.end(), v) == c.values.end()) c.values.push_back(v);
+    }
+  } else if (value.IsDefined() && value.IsScalar() && value.Scalar() == "auto") {
+    c.searched = c.is_auto = true;
+  } else if (search_unstated && !is_fixed) {
+    c.searched = c.is_auto = true;
+  } else if (!value.IsDefined() && std::string(key.path) == "parallel.dp") {
+    c.searched = c.is_auto = true;  // dp left out means all remaining devices, whatever tp, pp and cp are
+  }
+  return c;
+}
+
+struct Walker {
+  const Space& space;
+  const Visitor& visit;
+  SkipCounts& skipped;
+  WorkloadConfig w;
+  std::vector<long long> values;
+  long long visited = 0;
+
+  void leaf() {
+    try {
+      workload::validate_transformer_workload(w, space.root, space.context.devices);
+    } catch (const InputError& e) {
+      std::string what = e.what();
+      auto at = what.find(": ");  // drop "file:line: "
+      skipped["workload check: " + what.substr(at == std::string::npos ? 0 : at + 2, 60)]++;
+      return;
+    }
+    // The builder's limit on graph size (megatron_builder.cpp), checked before the graph is built.
+    double passes = 2 + (w.training.recompute == workload::Recompute::full ? 1 : 0);
+    double overlaps = (w.parallel.tp_overlap ? 4 * passes : 0) + (w.parallel.cp > 1 ? 3 : 0);
+    double m = static_cast<double>(w.training.global_batch) / w.parallel.dp / w.training.micro_batch;
+    if ((6.0 + 3 * overlaps) * w.parallel.pp * m * w.parallel.virtual_stages > 5e6) {
+      skipped["too many tasks to simulate (> 5e6)"]++;
+      return;
+    }
+    visited++;
+    visit(w, values);
+  }
+
+  void walk(size_t i) {
+    if (i == space.keys.size()) return leaf();
+    const KeyChoice& c = space.keys[i];
+    const SearchKey& key = *c.key;
+    if (!c.searched) {
+      // The schedule follows the stage count and virtual stages (plan_keys.cpp) even when both are fixed.
+      if (std::string(key.path) == "parallel.virtual_stages")
+        key.apply(w, space.context, w.parallel.virtual_stages);
+      if (const char* why = key.check(w, space.context)) return void(skipped[why]++);
+      return walk(i + 1);
+    }
+    std::vector<long long> options = c.is_auto ? key.auto_values(w, space.context) : c.values;
+    // Each value starts from the keys before this one, the keys after it still at their neutral values
+    // (a deeper key's value from the previous branch must not reach this key's checks).
+    const WorkloadConfig before = w;
+    for (long long v : options) {
+      w = before;
+      if (key.redundant(w, space.context, v)) continue;
+      key.apply(w, space.context, v);
+      values[i] = v;
+      if (const char* why = key.check(w, space.context)) {
+        skipped[why]++;
+        continue;
+      }
+      walk(i + 1);
+    }
+    w = before;
+  }
+};
+
+}  // namespace
+
+bool Space::searched() const {
+  return std::any_of(keys.begin(), keys.end(), [](const KeyChoice& c) { return c.searched; });
+}
+
+bool needs_search(const ConfigNode& root) {
+  for (const auto& key : search_keys()) {
+    auto [section, name] = split_path(key.path);
+    auto node = root.optional_child(section);
+    if (!node) continue;
+    YAML::Node v = node->yaml()[name];
+    if (v.IsDefined() && v.IsSequence()) return true;
+    if (v.IsDefined() && v.IsScalar() && v.Scalar() == "auto" && !run_expands_auto(key.path)) return true;
+  }
+  return false;
+}
+
+Space read_space(ConfigNode root, const std::string& file, const topology::Topology& topo,
+                 bool search_unstated, const std::vector<std::string>& fixed) {
+  reject_lists_elsewhere(root);
+  Space s{.base = {}, .root = root, .context = {}, .keys = {}};
+  for (const auto& key : search_keys()) s.keys.push_back(read_choice(root, key, search_unstated, fixed));
+  auto par = root.optional_child("parallel");
+  s.context.devices = topo.compute_device_count();
+  s.context.devices_per_node = std::max(1, topo.devices_per_node);
+  s.context.tp_overlap_supported = topo.device.peak_flops.count(topology::Precision::fp8) > 0;
+  s.context.schedule_explicit = par && par->has("schedule");
+  if (s.context.schedule_explicit)
+    s.context.schedule = *workload::kScheduleNames.parse(par->string("schedule"));
+  for (const auto& c : s.keys) {
+    if (!c.searched) continue;
+    const std::string path = c.key->path;
+    root.apply_override(path, kNeutral.at(path), fmt::format("plan: {} searched", path));
+    // The interleaved schedule needs pp > 1: the neutral pp 1 runs 1F1B until a candidate sets both.
+    if ((path == "parallel.pp" || path == "parallel.virtual_stages") && s.context.schedule_explicit)
+      root.apply_override("parallel.schedule", "1f1b", "plan: schedule follows virtual_stages");
+  }
+  s.base = workload::read_transformer_on(root, file, topo);
+  // A dense model has no expert parallelism to search: ep and etp stay at their (checked) 1.
+  for (auto& c : s.keys)
+    if (!s.base.moe.enabled() && c.is_auto &&
+        (std::string(c.key->path) == "parallel.ep" || std::string(c.key->path) == "parallel.etp"))
+      c.searched = c.is_auto = false;
+  s.root = root;
+  return s;
+}
+
+long long enumerate(const Space& space, const Visitor& visit, SkipCounts& skipped) {
+  Walker walker{space, visit, skipped, space.base, std::vector<long long>(space.keys.size(), 0)};
+  walker.walk(0);
+  return walker.visited;
+}
+
+WorkloadConfig resolve(const Space& space, const std::vector<long long>& values) {
+  WorkloadConfig w = space.base;
+  for (size_t i = 0; i < space.keys.size(); ++i)
+    if (space.keys[i].searched)
+      space.keys[i].key->apply(w, space.context, values[i]);
+    else if (std::string(space.keys[i].key->path) == "parallel.virtual_stages")
+      space.keys[i].key->apply(w, space.context, w.parallel.virtual_stages);
+  return w;
+}
+
+std::string candidate_label(const Space& space, const std::vector<long long>& values) {
+  std::string out;
+  for (size_t i = 0; i < space.keys.size(); ++i) {
+    if (!space.keys[i].searched) continue;
+    auto [section, name] = split_path(space.keys[i].key->path);
+    out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, space.keys[i].key->label(values[i]));
+  }
+  return out;
+}
+
+}  // namespace podsim::driver

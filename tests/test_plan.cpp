@@ -1,0 +1,226 @@
+// podsim plan (driver/plan*.hpp): the search space respects fixed keys and divisibility, the branch and
+// bound finds exactly what exhaustive simulation finds, and bad input is a clear InputError.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "podsim/core/config_node.hpp"
+#include "podsim/driver/plan.hpp"
+#include "podsim/driver/plan_output.hpp"
+#include "test_helpers.hpp"
+
+namespace podsim {
+namespace {
+
+using driver::Space;
+using testing::error_of;
+using testing::preset;
+using testing::source_path;
+
+const std::string kLlama8b = source_path("workloads/llama3-8b.yaml");
+
+// Llama 3 8B on two DGX H100 (16 GPUs), the workload's keys overridden by `sets`.
+Space llama_space(const topology::Topology& topo, const Overrides& sets,
+                  const std::vector<std::string>& fixed) {
+  ConfigNode root = ConfigNode::load_file(kLlama8b);
+  for (const auto& [k, v] : sets) root.apply_override(k, v, "test");
+  return driver::read_space(root, kLlama8b, topo, true, fixed);
+}
+
+size_t key_index(const Space& s, const std::string& path) {
+  for (size_t i = 0; i < s.keys.size(); ++i)
+    if (path == s.keys[i].key->path) return i;
+  ADD_FAILURE() << path;
+  return 0;
+}
+
+TEST(Plan, EnumerationKeepsFixedKeysAndDivides) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  Space s = llama_space(topo, {{"parallel.tp", "2"}}, {"parallel.tp"});
+  EXPECT_FALSE(s.keys[key_index(s, "parallel.tp")].searched);
+  EXPECT_TRUE(s.keys[key_index(s, "parallel.pp")].searched);
+  driver::SkipCounts skipped;
+  std::set<int> pps;
+  long long n = driver::enumerate(
+      s,
+      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+        EXPECT_EQ(w.parallel.tp, 2);
+        EXPECT_EQ(w.model.layers % (w.parallel.pp * w.parallel.virtual_stages), 0);
+        EXPECT_EQ(w.parallel.tp * w.parallel.cp * w.parallel.pp * w.parallel.dp, 16);  // dp from the devices
+        EXPECT_EQ(w.training.global_batch % (w.parallel.dp * w.training.micro_batch), 0);
+        EXPECT_FALSE(w.parallel.zero >= 2 && w.parallel.pp > 1);
+        EXPECT_FALSE(w.parallel.sequence_parallel && w.parallel.tp == 1);
+        pps.insert(w.parallel.pp);
+      },
+      skipped);
+  EXPECT_GT(n, 100);
+  EXPECT_EQ(pps, (std::set<int>{1, 2, 4, 8}));  // divisors of 32 layers with tp 2 on 16 GPUs
+  EXPECT_GT(skipped["zero 2/3 with pp > 1 (not supported)"], 0);
+}
+
+TEST(Plan, ListSearchesOnlyItsValuesAndScalarsStayWithAsWritten) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  ConfigNode root = ConfigNode::load_file(kLlama8b);
+  root.apply_override("parallel.pp", "[2, 4]", "test");
+  root.apply_override("parallel.dp", "auto", "test");
+  Space s = driver::read_space(root, kLlama8b, topo, false, {});
+  driver::SkipCounts skipped;
+  std::set<int> pps, tps;
+  driver::enumerate(
+      s,
+      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+        pps.insert(w.parallel.pp);
+        tps.insert(w.parallel.tp);
+        EXPECT_EQ(w.parallel.zero, 3);  // as written
+      },
+      skipped);
+  // ZeRO-3 (as written) does not run with pp > 1: every combination is skipped, by that reason.
+  EXPECT_TRUE(pps.empty());
+  EXPECT_EQ(tps, std::set<int>{});
+  EXPECT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped.begin()->first, "zero 2/3 with pp > 1 (not supported)");
+}
+
+// A small space: tp, pp, micro_batch searched, the rest fixed.
+Space small_space(const topology::Topology& topo) {
+  return llama_space(topo,
+                     {{"parallel.tp", "[1, 2, 4]"},
+                      {"parallel.pp", "[1, 2, 4]"},
+                      {"training.micro_batch", "[1, 2]"},
+                      {"training.global_batch", "32"},
+                      {"model.seq_len", "4096"},
+                      {"parallel.zero", "1"},
+                      {"parallel.sequence_parallel", "true"}},
+                     {"parallel.cp", "parallel.virtual_stages", "training.recompute",
+                      "parallel.sequence_parallel", "parallel.zero", "parallel.shard_group",
+                      "parallel.dp_overlap", "parallel.tp_overlap", "parallel.etp", "parallel.ep"});
+}
+
+TEST(Plan, BranchAndBoundFindsTheExhaustiveBest) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  Space s = small_space(topo);
+  driver::PlanOptions bnb{.top = 2, .jobs = 2, .exhaustive = false, .progress = {}};
+  driver::PlanOptions all = bnb;
+  all.exhaustive = true;
+  auto a = driver::run_plan(topo, s, bnb), b = driver::run_plan(topo, s, all);
+  ASSERT_GE(b.ranked(), 4);
+  EXPECT_EQ(b.simulated, static_cast<long long>(b.rows.size()));
+  EXPECT_LT(a.simulated, b.simulated);  // the bound saved simulations
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(a.rows[i].values, b.rows[i].values) << i;
+    EXPECT_DOUBLE_EQ(a.rows[i].sim.step_time, b.rows[i].sim.step_time);
+  }
+  // The bound is a bound: no simulated step beats it.
+  for (const auto& r : b.rows)
+    if (r.sim.ok())
+      EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+  std::string csv = driver::plan_csv(s, a);
+  EXPECT_NE(csv.find("rank,tp,cp,pp"), std::string::npos);
+  EXPECT_NE(csv.find("not simulated (bound)"), std::string::npos);
+}
+
+TEST(Plan, BadInputIsAClearError) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  std::string e = error_of([&] { llama_space(topo, {{"model.layers", "auto"}}, {}); });
+  EXPECT_NE(e.find("model.layers cannot be searched; searchable: parallel.tp"), std::string::npos) << e;
+  e = error_of([&] { llama_space(topo, {{"parallel.schedule", "[1f1b, interleaved]"}}, {}); });
+  EXPECT_NE(e.find("a list searches a key, but parallel.schedule cannot be searched"), std::string::npos)
+      << e;
+  e = error_of([&] { llama_space(topo, {{"parallel.pp", "[]"}}, {}); });
+  EXPECT_NE(e.find("an empty list"), std::string::npos) << e;
+  e = error_of([&] { llama_space(topo, {{"parallel.tp", "[2, x]"}}, {}); });
+  EXPECT_NE(e.find("'x' is not an integer"), std::string::npos) << e;
+  driver::PlanRequest request{.topology_file = source_path("topologies/dgx-h100-superpod.yaml"),
+                              .workload_file = kLlama8b,
+                              .sets = {},
+                              .as_written = false,
+                              .options = {.top = 0, .jobs = 1, .exhaustive = false, .progress = {}},
+                              .out = ""};
+  e = error_of([&] { driver::run_plan(request); });
+  EXPECT_NE(e.find("--top 0"), std::string::npos) << e;
+  request.options.top = 1;
+  request.workload_file = source_path("workloads/ctr-sparse-ps.yaml");
+  e = error_of([&] { driver::run_plan(request); });
+  EXPECT_NE(e.find("searches the parallel layout of kind transformer_lm"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace podsim
+
+namespace podsim {
+namespace {
+
+// Mixtral 8x7B on 64 H100: ep and etp searched, the MoE floor of the bound below every simulated step.
+TEST(Plan, MoeSearchesExpertParallelismAndTheBoundHolds) {
+  auto topo = testing::preset("dgx-h100-superpod", {{"nodes", "8"}});
+  const std::string file = testing::source_path("workloads/mixtral-8x7b.yaml");
+  ConfigNode root = ConfigNode::load_file(file);
+  for (const auto& [k, v] : Overrides{{"parallel.tp", "[1, 2]"}, {"training.micro_batch", "[1, 2]"}})
+    root.apply_override(k, v, "test");
+  driver::Space s = driver::read_space(
+      root, file, topo, true,
+      {"parallel.pp", "parallel.zero", "parallel.shard_group", "parallel.dp_overlap", "training.recompute",
+       "parallel.cp", "parallel.virtual_stages", "parallel.tp_overlap"});
+  driver::PlanOptions all{.top = 1, .jobs = 2, .exhaustive = true, .progress = {}};
+  auto b = driver::run_plan(topo, s, all);
+  std::set<int> eps;
+  for (const auto& r : b.rows) {
+    auto w = driver::resolve(s, r.values);
+    eps.insert(w.parallel.ep);
+    EXPECT_EQ(w.moe.experts % w.parallel.ep, 0);
+    if (r.sim.ok())
+      EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+  }
+  EXPECT_GE(eps.size(), 3u);  // 1, 2, 4, 8 experts per group
+  all.exhaustive = false;
+  auto a = driver::run_plan(topo, s, all);
+  ASSERT_GE(a.ranked(), 1);
+  EXPECT_EQ(a.rows[0].values, b.rows[0].values);
+}
+
+}  // namespace
+}  // namespace podsim
+
+#include "podsim/report/plan_html.hpp"
+
+namespace podsim {
+namespace {
+
+TEST(PlanReport, ParetoFrontKeepsWhatNothingBeatsWithLessMemory) {
+  report::PlanReport r{"t", {"rank", "tokens_per_s", "memory_GiB"}, {}, "why"};
+  r.rows = {{"1", "100", "50"}, {"2", "90", "30"}, {"3", "80", "40"}, {"", "", "10"}, {"4", "70", "20"}};
+  EXPECT_EQ(report::pareto_front(r), (std::vector<size_t>{4, 1, 0}));  // 80 at 40 GiB: 90 needs only 30
+  std::string html = report::plan_report_html(r);
+  EXPECT_NE(html.find("Pareto front"), std::string::npos);
+  EXPECT_NE(html.find("\"front\":[3,1,0]"), std::string::npos);  // indices among the 4 simulated rows
+}
+
+}  // namespace
+}  // namespace podsim
+
+namespace podsim {
+namespace {
+
+// `tp: auto` in `podsim run`: the plan picks the key, the other keys as written.
+TEST(Plan, RunPinsSearchedKeysToThePlansBest) {
+  auto topo = testing::preset("dgx-h100-superpod", {{"nodes", "2"}});
+  const std::string file = testing::source_path("workloads/llama3-8b.yaml");
+  Overrides none = driver::pin_searched_keys(file, {{"parallel.pp", "2"}, {"parallel.zero", "1"}}, topo);
+  EXPECT_EQ(none.size(), 2u);  // nothing searched: unchanged
+  Overrides sets = {{"parallel.tp", "auto"}, {"parallel.zero", "1"}, {"training.global_batch", "32"}};
+  Overrides pinned = driver::pin_searched_keys(file, sets, topo);
+  ASSERT_GE(pinned.size(), 5u);
+  std::map<std::string, std::string> by_key(pinned.begin() + 3, pinned.end());
+  EXPECT_TRUE(by_key["parallel.tp"] == "1" || by_key["parallel.tp"] == "2")
+      << by_key["parallel.tp"];  // dp 8 on 16
+  EXPECT_EQ(by_key["parallel.schedule"], "1f1b");
+  EXPECT_EQ(by_key.count("parallel.pp"), 0u);  // as written
+  std::string e = testing::error_of([&] {
+    driver::pin_searched_keys(file, {{"parallel.tp", "[16]"}}, topo);
+  });
+  EXPECT_NE(e.find("no combination of the searched keys divides, fits and runs"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace podsim

@@ -110,6 +110,7 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
   double dense_params = layer_params(w.model) / tp;
   PassCost fwd = attention_half(dense.forward, keep_tp, accumulate, dense_params);
   PassCost bwd = attention_half(dense.backward, keep_tp, accumulate, dense_params);
+  const double attention_forward = fwd.seconds, attention_backward = bwd.seconds;
 
   // Forward: router, top-k, permute; (dispatch); experts; (combine); unpermute.
   fwd.add(gemm_cost(cm16, "MoE router", n, d.experts, d.h));
@@ -157,6 +158,8 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
                     d.local_experts * routed_expert_params(w) / w.parallel.etp;
     bwd.add(memory_cost(cm, "weight-gradient accumulation", params * accumulate));
   }
+  c.block_forward_seconds = fwd.seconds - attention_forward;
+  c.block_backward_seconds = bwd.seconds - attention_backward;
   c.layer.forward = fwd;
   c.layer.backward = bwd;
   if (w.training.recompute == Recompute::full)

@@ -5,14 +5,27 @@
 // expert data-parallel groups (Megatron-Core's expert_data_parallel group), apart from the dense buckets.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "megatron_step_builder.hpp"
 #include "podsim/network/collective.hpp"
+#include "podsim/network/link_load.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
 
 namespace podsim::workload::megatron {
 
 using network::CollectiveKind;
+
+namespace {
+// Device time one MoE block's pass waits for the host (moe.host_forward_us / host_backward_us): after the
+// dispatcher's device-host sync the GPU runs only what the CPU has launched since, so the block takes at
+// least the host time. Its kernels and its dispatch / combine (NCCL launches return at once; the CPU keeps
+// launching while they move) hide that much of it.
+double host_stall(double host, double block_seconds, double dispatch_seconds) {
+  return std::max(0.0, host - block_seconds - dispatch_seconds);
+}
+}  // namespace
 
 long long StepBuilder::moe_layers_in_chunk(int stage, int chunk) const {
   if (!w_.moe.enabled()) return 0;
@@ -104,6 +117,12 @@ StepBuilder::ChunkWork StepBuilder::moe_chunk_work(int stage, int chunk, Pass pa
   }
   add_context_parallel(stage, pass, chunk_layers(w_, v_, stage, chunk), work);
   int ep = ep_plan(stage, moe_layers, pairs);
+  double host = forward ? w_.moe.host_forward_s : w_.moe.host_backward_s;
+  if (host > 0 && moe_layers > 0) {
+    double dispatch = ep >= 0 ? network::idle_plan_time(topo_, g_.plans[ep]) / moe_layers : 0;
+    double block = forward ? moe_->block_forward_seconds : moe_->block_backward_seconds;
+    work.seconds += moe_layers * host_stall(host, block, dispatch);
+  }
   double shared = moe_layers * (forward ? moe_->shared_forward_seconds : moe_->shared_backward_seconds);
   if (ep >= 0 && w_.moe.overlap == MoeOverlap::dispatch && shared > 0) {
     work.overlaps.push_back({shared, ep, Category::ep});
@@ -143,7 +162,7 @@ std::string StepBuilder::moe_note() const {
       "mixture of experts: {:.4g}B parameters, {:.4g}B active per token; {} of {} layers MoE, {} experts "
       "top-{}, ep {} x etp {} x expert data parallel {:.0f}; {} dispatcher, {:.3g} MB per rank per dispatch, "
       "busiest expert {:.0f} tokens (imbalance {:.3g}, {}){}; expert gradients reduced over the expert data-"
-      "parallel group; not modelled: per-message costs beyond the fabric's step latency, the router's "
+      "parallel group{}; not modelled: per-message costs beyond the fabric's step latency, the router's "
       "auxiliary loss",
       moe_total_params(w_) / 1e9, moe_active_params(w_) / 1e9, moe_layer_count(w_), w_.model.layers,
       w_.moe.experts, w_.moe.top_k, p.ep, p.etp, expert_data_parallel(p),
@@ -152,7 +171,13 @@ std::string StepBuilder::moe_note() const {
       w_.moe.dropless() ? std::string("dropless")
                         : fmt::format("capacity factor {:.3g}, {:.3g}% of token copies dropped",
                                       w_.moe.capacity_factor, 100 * dropped_fraction(w_.moe)),
-      w_.moe.overlap == MoeOverlap::dispatch ? "; dispatch/combine beside the shared experts" : "");
+      w_.moe.overlap == MoeOverlap::dispatch ? "; dispatch/combine beside the shared experts" : "",
+      w_.moe.host_forward_s + w_.moe.host_backward_s > 0
+          ? fmt::format(
+                "; a MoE block's pass lasts at least its host launch time ({:.0f} us forward, {:.0f} us "
+                "backward: the dispatcher's device-host sync keeps the GPU from running ahead)",
+                w_.moe.host_forward_s * 1e6, w_.moe.host_backward_s * 1e6)
+          : "");
 }
 
 }  // namespace podsim::workload::megatron

@@ -43,6 +43,12 @@ struct MoeConfig {
   double imbalance = 1;        // the busiest expert's tokens / the mean (1 = balanced routing)
   MoeDispatcher dispatcher = MoeDispatcher::alltoall;
   MoeOverlap overlap = MoeOverlap::none;
+  // Host (CPU) time to launch one MoE block's forward / backward kernels in eager PyTorch
+  // (moe.host_forward_us, moe.host_backward_us; 0 = never host-bound). The dropless all-to-all dispatcher
+  // copies the tokens per expert to the host (a device-host sync) before the grouped GEMMs, so the GPU cannot
+  // run ahead of the CPU there: a block whose kernels and dispatch take less device time than this waits for
+  // the host.
+  double host_forward_s = 0, host_backward_s = 0;
 
   bool enabled() const { return experts > 0; }
   bool dropless() const { return capacity_factor <= 0; }

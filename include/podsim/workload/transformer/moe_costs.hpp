@@ -31,6 +31,7 @@ MoeTraffic moe_traffic(const WorkloadConfig& w, int micro_batch);
 struct MoeLayerCosts {
   LayerCosts layer;  // one MoE layer: attention half of the dense layer + the MoE block (compute only)
   double shared_forward_seconds = 0, shared_backward_seconds = 0;  // the shared experts' share of it
+  double block_forward_seconds = 0, block_backward_seconds = 0;    // the MoE block's share (no attention)
   MoeTraffic traffic;
 };
 

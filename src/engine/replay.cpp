@@ -210,7 +210,7 @@ class Replayer {
   void start_simgrid(int fid, double share) {
     const Flight& fl = flights_[fid];
     const auto& phase = graph_.plans[graph_.tasks[fl.task].plan][fl.phase];
-    if (sg4::ExecPtr exec = options_.sparse_handoff ? sparse_.start(fid, phase, share) : nullptr) {
+    if (sg4::ExecPtr exec{options_.sparse_handoff ? sparse_.start(fid, phase, share) : nullptr, false}) {
       running_.push_back(exec);
       running_flight_.push_back(fid);
       out_.simgrid_activities++;

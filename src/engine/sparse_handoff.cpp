@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <stdexcept>
@@ -54,7 +55,7 @@ void SparseHandoff::sum_link_coefficients(const plan::CommPhase& phase, double s
   }
 }
 
-sg4::ExecPtr SparseHandoff::start(int flight, const plan::CommPhase& phase, double share) {
+sg4::Exec* SparseHandoff::start(int flight, const plan::CommPhase& phase, double share) {
   used_dirs_.clear();
   sum_link_coefficients(phase, share);
   // Links of equal coefficient share one route between two spare hosts.
@@ -100,7 +101,7 @@ sg4::ExecPtr SparseHandoff::start(int flight, const plan::CommPhase& phase, doub
     }
   sg4::ExecPtr exec = sg4::Exec::init()->set_hosts(hosts)->set_flops_amounts(flops)->set_bytes_amounts(bytes);
   exec->start();
-  return exec;
+  return exec.detach();
 }
 
 void SparseHandoff::release(int flight) {

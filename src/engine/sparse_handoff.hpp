@@ -6,7 +6,6 @@
 // dense matrix for cross-checks.
 #pragma once
 
-#include <simgrid/s4u/Exec.hpp>
 #include <unordered_map>
 #include <vector>
 
@@ -14,6 +13,10 @@
 #include "podsim/plan/flow.hpp"
 #include "podsim/plan/task_graph.hpp"
 #include "podsim/topology/topology.hpp"
+
+namespace simgrid::s4u {
+class Exec;
+}
 
 namespace podsim::engine {
 
@@ -23,8 +26,8 @@ class SparseHandoff {
 
   // The phase's flows scaled by `share` as one started SimGrid parallel task on spare hosts, owned by
   // flight `flight` until release(flight); null when too few spare hosts are free (the caller then falls
-  // back to the dense task).
-  simgrid::s4u::ExecPtr start(int flight, const plan::CommPhase& phase, double share);
+  // back to the dense task). The caller adopts the returned reference (ExecPtr(exec, false)).
+  simgrid::s4u::Exec* start(int flight, const plan::CommPhase& phase, double share);
   void release(int flight);
 
  private:

@@ -73,6 +73,7 @@ TEST(Plan, ListSearchesOnlyItsValuesAndScalarsStayWithAsWritten) {
         pps.insert(w.parallel.pp);
         tps.insert(w.parallel.tp);
         EXPECT_EQ(w.parallel.zero, 3);  // as written
+        EXPECT_EQ(w.parallel.tp, 1);
       },
       skipped);
   // ZeRO-3 (as written) does not run with pp > 1: every combination is skipped, by that reason.
@@ -80,6 +81,23 @@ TEST(Plan, ListSearchesOnlyItsValuesAndScalarsStayWithAsWritten) {
   EXPECT_EQ(tps, std::set<int>{});
   EXPECT_EQ(skipped.size(), 1u);
   EXPECT_EQ(skipped.begin()->first, "zero 2/3 with pp > 1 (not supported)");
+  // With ZeRO-1 as written, the list's values run, every other key as the file states it.
+  ConfigNode again = ConfigNode::load_file(kLlama8b);  // read_space wrote the neutral values into root
+  for (const auto& [k, v] :
+       Overrides{{"parallel.pp", "[2, 4]"}, {"parallel.dp", "auto"}, {"parallel.zero", "1"}})
+    again.apply_override(k, v, "test");
+  Space s1 = driver::read_space(again, kLlama8b, topo, false, {});
+  driver::enumerate(
+      s1,
+      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+        pps.insert(w.parallel.pp);
+        tps.insert(w.parallel.tp);
+        EXPECT_EQ(w.parallel.dp, 16 / w.parallel.pp);  // dp: auto fills the devices
+        EXPECT_EQ(w.training.micro_batch, 1);
+      },
+      skipped);
+  EXPECT_EQ(pps, (std::set<int>{2, 4}));
+  EXPECT_EQ(tps, std::set<int>{1});
 }
 
 // A small space: tp, pp, micro_batch searched, the rest fixed.

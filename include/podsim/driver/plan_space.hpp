@@ -62,7 +62,8 @@ struct Space {
 // Reads the searchable keys of `root` (overrides applied): `auto` and YAML lists are searched, scalars
 // fixed; `search_unstated` also searches every key the file leaves at its default or states as a
 // scalar, except those in `fixed` (dotted paths given by --set). A list on a key that cannot be
-// searched, an empty list or a bad element is an InputError naming file:line.
+// searched, an empty list or a bad element is an InputError naming file:line. ConfigNode copies share
+// their YAML: the searched keys of `root` are left at their neutral values (reload the file to reuse it).
 Space read_space(ConfigNode root, const std::string& file, const topology::Topology& topo,
                  bool search_unstated, const std::vector<std::string>& fixed);
 

@@ -54,15 +54,16 @@ std::vector<int> duplicate_link_classes(const topology::Topology& topo, const pl
       index.clear();
       pairs.clear();
       for (const auto& f : phase.flows) {
-        if (f.src == f.dst || f.bytes <= 0) continue;
-        for (int d : {f.src, f.dst}) index.emplace(d, static_cast<int>(index.size()));
+        if (plan::moves_nothing(f)) continue;  // by topology vertex, as sparse_handoff.cpp
+        for (int v : {plan::source_vertex(topo, f), plan::target_vertex(topo, f)})
+          index.emplace(v, static_cast<int>(index.size()));
       }
       const long long n = static_cast<long long>(index.size());
       std::vector<int> device_of(n);
       for (const auto& [device, i] : index) device_of[i] = device;
       for (const auto& f : phase.flows) {
-        if (f.src == f.dst || f.bytes <= 0) continue;
-        Pair& p = pairs[index[f.src] * n + index[f.dst]];
+        if (plan::moves_nothing(f)) continue;
+        Pair& p = pairs[index[plan::source_vertex(topo, f)] * n + index[plan::target_vertex(topo, f)]];
         p.bytes += f.bytes;
         p.flows = mix(p.flows, bits(f.bytes));
       }
@@ -70,8 +71,7 @@ std::vector<int> duplicate_link_classes(const topology::Topology& topo, const pl
       std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
       for (const auto& [cell, p] : sorted) {
         route.clear();
-        topo.router().route(topo.device_vertex[device_of[cell / n]], topo.device_vertex[device_of[cell % n]],
-                            route);
+        topo.router().route(device_of[cell / n], device_of[cell % n], route);  // vertices
         for (const auto& hop : route) {
           size_t ld = static_cast<size_t>(hop.link) * 2 + (hop.forward ? 0 : 1);
           used[ld] = 1;

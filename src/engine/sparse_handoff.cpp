@@ -30,23 +30,24 @@ void SparseHandoff::sum_link_coefficients(const plan::CommPhase& phase, double s
   index_.clear();
   pair_bytes_.clear();
   for (const auto& f : phase.flows) {
-    if (f.src == f.dst || f.bytes <= 0) continue;
-    for (int d : {f.src, f.dst}) index_.emplace(d, static_cast<int>(index_.size()));
+    if (plan::moves_nothing(f)) continue;  // hosts by topology vertex: a flow may end at a switch (NVLS)
+    for (int v : {plan::source_vertex(topo_, f), plan::target_vertex(topo_, f)})
+      index_.emplace(v, static_cast<int>(index_.size()));
   }
   const long long n = static_cast<long long>(index_.size());
   std::vector<int> device_of(n);
   for (const auto& [device, i] : index_) device_of[i] = device;
   for (const auto& f : phase.flows) {
-    if (f.src == f.dst || f.bytes <= 0) continue;
-    pair_bytes_[index_[f.src] * n + index_[f.dst]] += f.bytes * share;
+    if (plan::moves_nothing(f)) continue;
+    pair_bytes_[index_[plan::source_vertex(topo_, f)] * n + index_[plan::target_vertex(topo_, f)]] +=
+        f.bytes * share;
   }
   std::vector<std::pair<long long, double>> pairs(pair_bytes_.begin(), pair_bytes_.end());
   std::sort(pairs.begin(), pairs.end());
   for (const auto& [cell, bytes] : pairs) {
     if (!(bytes > 0.0)) continue;
     route_.clear();
-    topo_.router().route(topo_.device_vertex[device_of[cell / n]], topo_.device_vertex[device_of[cell % n]],
-                         route_);
+    topo_.router().route(device_of[cell / n], device_of[cell % n], route_);  // vertices
     for (const auto& hop : route_) {
       int ld = hop.link * 2 + (hop.forward ? 0 : 1);
       if (coefficient_[ld] == 0.0) used_dirs_.push_back(ld);

@@ -81,7 +81,9 @@ std::optional<StragglerReplay> replay_stragglers(const topology::Topology& topo,
   std::map<Pattern, int> first;
   for (size_t g = 0; g < groups.size(); ++g) first.emplace(groups[g], static_cast<int>(g));
   std::vector<std::pair<Pattern, int>> undominated;
-  for (const auto& [p, g] : first) {
+  for (const auto& entry : first) {
+    const Pattern& p = entry.first;
+    const int g = entry.second;
     bool dominated =
         std::any_of(first.begin(), first.end(), [&](const auto& q) { return slower_everywhere(q.first, p); });
     if (!dominated && stage_time_sum(p) > static_cast<double>(p.size())) undominated.emplace_back(p, g);

@@ -17,14 +17,14 @@ TEST(GpuCluster, A100SuperPodShape) {
   EXPECT_EQ(roles["gpu"], 1120);
   EXPECT_EQ(roles["leaf"], 7 * 8);  // 7 SUs x one leaf per rail
   EXPECT_GT(roles["spine"], 0);
-  EXPECT_EQ(roles.count("core"), 0u);  // 140 nodes fit one leaf/spine pod
+  EXPECT_EQ(roles.count("core plane"), 0u);  // 140 nodes fit one leaf/spine pod
   EXPECT_EQ(topology::connected_components(topo), 1);
   EXPECT_TRUE(topology::check_routes(topo, 40).empty());
 }
 
 TEST(GpuCluster, CoreLevelAbove140Nodes) {
   auto topo = preset("dgx-a100-superpod", {{"nodes", "384"}});
-  EXPECT_GT(topo.role_counts()["core"], 0);
+  EXPECT_GT(topo.role_counts()["core plane"], 0);
   auto problems = topology::check_routes(topo, 48);
   EXPECT_TRUE(problems.empty()) << problems.front();
 }

@@ -9,6 +9,11 @@
 //   scalable unit (SU). Leaves of rail r connect to the spines of rail r (trunks stand for the parallel
 //   cables, i.e. perfectly balanced ECMP), and above `sus_per_spine_group` SUs a core level joins spine
 //   groups, again per rail. The fabric is therefore one fat tree per rail.
+// - With a core level every spine gives half its ports to the cores (a folded Clos), and spine j of every
+//   group of a rail joins the same core plane (rail, j). A plane is one logical non-blocking switch standing
+//   for its core switches, as a trunk stands for its cables: splitting a spine's uplinks over every core of
+//   a plane would make trunks thinner than one cable once there are more pods than core ports (100 pods of
+//   4 SUs at 12,800 servers), and D-mod-k would then pin whole flows on a third of a cable.
 // - Traffic between GPUs on different rails first crosses NVLink to the GPU on the destination's rail
 //   (NCCL's PXN), so InfiniBand traffic is always rail-aligned. This is what makes folding symmetric
 //   TP ranks exact in the workload layer: two rails never share an InfiniBand link.
@@ -31,8 +36,8 @@ struct FatTreeShape {
   int nodes = 0, gpus = 0, nics = 0;
   int domain_nodes = 1;  // servers per NVLink domain (scale_up.domain_devices / node.devices)
   int su_nodes = 0, sus = 0, sus_per_group = 0, groups = 0;
-  int spines_per_rail = 0;  // per spine group
-  int cores_per_rail = 0;   // 0 when two levels suffice
+  int spines_per_rail = 0;  // per spine group; also the core planes per rail when groups > 1
+  int cores_per_plane = 0;  // physical core switches per plane; 0 when two levels suffice
 };
 
 class RailFatTreeRouter final : public Router {
@@ -46,7 +51,7 @@ class RailFatTreeRouter final : public Router {
   std::vector<int> rail_gpu;         // node * nics + rail -> first device on that rail (PXN relay)
   std::vector<int> nic_leaf;         // node * nics + rail -> link (a = nic, b = leaf)
   std::vector<int> leaf_spine;       // (su * nics + rail) * spines_per_rail + j -> link (a = leaf, b = spine)
-  std::vector<int> spine_core;       // spine index * cores_per_rail + c -> link (a = spine, b = core)
+  std::vector<int> spine_core;       // spine index -> link (a = spine, b = its core plane)
 
   int spine_index(int group, int rail, int j) const {
     return (group * shape.nics + rail) * shape.spines_per_rail + j;
@@ -76,10 +81,9 @@ class RailFatTreeRouter final : public Router {
       int leaf_s = su_s * shape.nics + rail, leaf_d = su_d * shape.nics + rail;
       int g_s = su_s / shape.sus_per_group, g_d = su_d / shape.sus_per_group;
       out.push_back({leaf_spine[leaf_s * shape.spines_per_rail + j], true});
-      if (g_s != g_d) {
-        int c = (nd / shape.spines_per_rail) % shape.cores_per_rail;
-        out.push_back({spine_core[spine_index(g_s, rail, j) * shape.cores_per_rail + c], true});
-        out.push_back({spine_core[spine_index(g_d, rail, j) * shape.cores_per_rail + c], false});
+      if (g_s != g_d) {  // up to core plane (rail, j), down to spine j of the destination's group
+        out.push_back({spine_core[spine_index(g_s, rail, j)], true});
+        out.push_back({spine_core[spine_index(g_d, rail, j)], false});
       }
       out.push_back({leaf_spine[leaf_d * shape.spines_per_rail + j], false});
     }
@@ -99,8 +103,9 @@ class RailFatTreeRouter final : public Router {
   }
 
   std::string describe() const override {
-    return shape.cores_per_rail ? "rail-aligned up/down (PXN across rails), D-mod-k spine and core choice"
-                                : "rail-aligned up/down (PXN across rails), D-mod-k spine choice";
+    return shape.cores_per_plane
+               ? "rail-aligned up/down (PXN across rails), D-mod-k spine choice, spine j to core plane j"
+               : "rail-aligned up/down (PXN across rails), D-mod-k spine choice";
   }
 };
 
@@ -197,23 +202,26 @@ void read_fabric(const ConfigNode& root, FatTreeShape& shape, GpuClusterSpec& sp
 }
 
 // Counts switches per tier from the switch radix: the fewest spines (and cores) whose ports take every
-// uplink below them, split evenly among rails so that each rail stays its own fat tree.
+// uplink below them, split evenly among rails so that each rail stays its own fat tree. With a core level
+// a spine has only half its ports for the leaves; above the leaves the tree is non-blocking.
 TierBandwidth size_fat_tree(FatTreeShape& shape, const GpuClusterSpec& spec) {
   const int nics = shape.nics, radix = spec.radix;
   shape.sus = (shape.nodes + shape.su_nodes - 1) / shape.su_nodes;
   shape.groups = (shape.sus + shape.sus_per_group - 1) / shape.sus_per_group;
   int sus_in_group = std::min(shape.sus, shape.sus_per_group);
   int leaf_up_ports = static_cast<int>(std::ceil(shape.su_nodes / spec.oversub));
+  int spine_down_ports = shape.groups > 1 ? std::max(1, radix / 2) : radix;
   // Spines of one group: enough ports for every leaf uplink of the group, split evenly among rails.
-  int spines_per_group = round_up((sus_in_group * nics * leaf_up_ports + radix - 1) / radix, nics);
+  int uplinks = sus_in_group * nics * leaf_up_ports;
+  int spines_per_group = round_up((uplinks + spine_down_ports - 1) / spine_down_ports, nics);
   shape.spines_per_rail = std::max(1, spines_per_group / nics);
   TierBandwidth bw;
   bw.leaf_up = leaf_up_ports * spec.nic_bw;
   bw.spine_down = sus_in_group * bw.leaf_up / shape.spines_per_rail;
   if (shape.groups > 1) {
-    int spine_up_ports = (sus_in_group * leaf_up_ports) / shape.spines_per_rail;
-    int cores = round_up((shape.groups * spines_per_group * spine_up_ports + radix - 1) / radix, nics);
-    shape.cores_per_rail = std::max(1, cores / nics);
+    // Each spine sends up as many cables as come up to it; a plane's cores take every pod's spine j.
+    int spine_up_ports = (sus_in_group * leaf_up_ports + shape.spines_per_rail - 1) / shape.spines_per_rail;
+    shape.cores_per_plane = std::max(1, (shape.groups * spine_up_ports + radix - 1) / radix);
   }
   return bw;
 }
@@ -301,25 +309,24 @@ std::vector<int> add_spines(Topology& topo, RailFatTreeRouter& router, const Gpu
   return spine_vertex;
 }
 
-// Cores per rail, each spine trunked to every core of its rail (only with more than one spine group).
+// Core planes per (rail, j), spine j of every group trunked to its plane with all its uplinks (only with
+// more than one spine group). The plane is non-blocking: it stands for cores_per_plane switches.
 void add_cores(Topology& topo, RailFatTreeRouter& router, const GpuClusterSpec& spec, const TierBandwidth& bw,
                const std::vector<int>& spine_vertex) {
   const FatTreeShape& shape = router.shape;
-  const int nics = shape.nics;
-  std::vector<int> core_vertex(static_cast<size_t>(nics) * shape.cores_per_rail);
+  const int nics = shape.nics, planes = shape.spines_per_rail;
+  std::vector<int> plane_vertex(static_cast<size_t>(nics) * planes);
   for (int r = 0; r < nics; ++r)
-    for (int c = 0; c < shape.cores_per_rail; ++c)
-      core_vertex[r * shape.cores_per_rail + c] =
-          topo.add_vertex({VertexKind::switch_, fmt::format("core{}.{}", r, c), "core", -1});
-  router.spine_core.resize(spine_vertex.size() * shape.cores_per_rail);
-  double up = bw.spine_down / shape.cores_per_rail;
+    for (int j = 0; j < planes; ++j)
+      plane_vertex[r * planes + j] =
+          topo.add_vertex({VertexKind::switch_, fmt::format("core-plane{}.{}", r, j), "core plane", -1});
+  router.spine_core.resize(spine_vertex.size());
   for (int g = 0; g < shape.groups; ++g)
     for (int r = 0; r < nics; ++r)
-      for (int j = 0; j < shape.spines_per_rail; ++j)
-        for (int c = 0; c < shape.cores_per_rail; ++c)
-          router.spine_core[router.spine_index(g, r, j) * shape.cores_per_rail + c] = topo.add_link(
-              spine_vertex[router.spine_index(g, r, j)], core_vertex[r * shape.cores_per_rail + c], up,
-              spec.hop_lat, LinkClass::infiniband);
+      for (int j = 0; j < planes; ++j)
+        router.spine_core[router.spine_index(g, r, j)] =
+            topo.add_link(spine_vertex[router.spine_index(g, r, j)], plane_vertex[r * planes + j],
+                          bw.spine_down, spec.hop_lat, LinkClass::infiniband);
 }
 
 // Fabric: only the tiers the size needs (one server has none, one SU only leaves, one group no cores).
@@ -346,14 +353,27 @@ void describe_gpu_cluster(Topology& topo, const FatTreeShape& shape, const GpuCl
                    shape.nodes / shape.domain_nodes == 1 ? "" : "s")},
       {"rails", fmt::format("{} NICs per server at {:.0f} Gb/s", shape.nics, spec.nic_bw * 8 / 1e9)},
       {"scalable units", fmt::format("{} of {} servers", shape.sus, shape.su_nodes)},
-      {"fat tree", shape.nodes == 1 ? std::string("none (one server)")
-                   : shape.sus == 1 ? std::string("one leaf level")
-                   : shape.groups == 1
-                       ? fmt::format("leaf/spine ({} spines per rail)", shape.spines_per_rail)
-                       : fmt::format("leaf/spine/core ({} spine groups of {} SUs, {} cores per rail)",
-                                     shape.groups, shape.sus_per_group, shape.cores_per_rail)},
+      {"fat tree",
+       shape.nodes == 1 ? std::string("none (one server)")
+       : shape.sus == 1 ? std::string("one leaf level")
+       : shape.groups == 1
+           ? fmt::format("leaf/spine ({} spines per rail)", shape.spines_per_rail)
+           : fmt::format("leaf/spine/core ({} spine groups of {} SUs; per rail {} core planes of "
+                         "{} switches, each plane modelled as one non-blocking switch)",
+                         shape.groups, shape.sus_per_group, shape.spines_per_rail, shape.cores_per_plane)},
       {"oversubscription", fmt::format("{}:1", spec.oversub)},
   };
+  if (shape.groups > 1)
+    topo.facts.push_back(
+        {"core switches",
+         fmt::format(
+             "{} ({} planes x {} switches){}", shape.nics * shape.spines_per_rail * shape.cores_per_plane,
+             shape.nics * shape.spines_per_rail, shape.cores_per_plane,
+             shape.groups > spec.radix
+                 ? fmt::format("; {} pods exceed a core's {} ports, so a real plane needs larger pods or "
+                               "a fourth tier (modelled as one non-blocking plane anyway)",
+                               shape.groups, spec.radix)
+                 : std::string())});
   if (topo.host.has_memory() || topo.host.has_ssd()) topo.facts.push_back({"host", describe_host(topo.host)});
 }
 

@@ -47,7 +47,7 @@ enum class VertexKind { device, nic, switch_ };
 struct Vertex {
   VertexKind kind;
   std::string name;
-  std::string role;  // "gpu", "nvswitch", "leaf", "spine", "core", "nic", ...
+  std::string role;  // "gpu", "nvswitch", "leaf", "spine", "core plane", "nic", ...
   int node = -1;     // server the vertex belongs to, -1 for fabric switches
 };
 

@@ -79,10 +79,12 @@ StepBuilder::ChunkWork StepBuilder::chunk_work(int stage, int chunk, Pass pass) 
   return work;
 }
 
-int StepBuilder::bucket_count(double bytes) const {
+int StepBuilder::bucket_count(double params, double bytes_per_param) const {
   // Clamped as a double before the cast: a tiny bucket size must not overflow the count. Finer than 64
   // buckets changes nothing visible but costs simulation time.
-  double wanted = std::ceil(bytes / w_.parallel.dp_bucket_bytes);
+  double wanted = w_.parallel.dp_bucket_megatron_core
+                      ? std::ceil(params / std::max(40e6, 1e6 * grad_ranks()))
+                      : std::ceil(params * bytes_per_param / w_.parallel.dp_bucket_bytes);
   return static_cast<int>(std::clamp(wanted, 1.0, 64.0));
 }
 
@@ -101,7 +103,7 @@ void StepBuilder::add_chunk_pass(int s, const StageStep& step, bool final_backwa
   // piece but the first runs beside the previous bucket's reduction and is slowed for as long as that
   // runs (the first may still overlap an earlier chunk's buckets; not counted).
   double grads = chunk_params(s, step.chunk) * w_.training.grad_reduce_bytes;
-  int buckets = bucket_count(grads);
+  int buckets = bucket_count(chunk_params(s, step.chunk), w_.training.grad_reduce_bytes);
   int bucket_plan = dp_plan(s, grads / buckets);
   double piece = work.seconds / buckets;
   for (int b = 0; b < buckets; ++b) {

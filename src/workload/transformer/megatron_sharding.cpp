@@ -94,7 +94,7 @@ bool StepBuilder::overlaps_param_gather(const StageStep& step) const {
 void StepBuilder::add_gathered_forward(int s, const StageStep& step) {
   ChunkWork work = chunk_work(s, step.chunk, step.pass);
   double bytes = chunk_params(s, step.chunk) * workload::activation_bytes(w_.training);
-  int buckets = bucket_count(bytes);
+  int buckets = bucket_count(chunk_params(s, step.chunk), workload::activation_bytes(w_.training));
   int gather_plan = param_gather_plan(s, bytes / buckets);
   double piece = work.seconds / buckets;
   std::vector<int> gathers;

@@ -92,7 +92,7 @@ class StepBuilder {
   bool tp_overlap_ = false;  // parallel.tp_overlap in effect (sequence parallel, tp > 1, device supports it)
 
   // Gradient buckets of `bytes` (parallel.dp_bucket_MB), at least 1 and at most 64.
-  int bucket_count(double bytes) const;
+  int bucket_count(double params, double bytes_per_param) const;  // of one chunk's gradients / gathers
 
   // megatron_sharding.cpp
   // Time of plan `plan` (-1: none, 0 s) on an idle network, cached.

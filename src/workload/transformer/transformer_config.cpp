@@ -199,11 +199,15 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.parallel.shard_group = static_cast<int>(par.integer_in_or("shard_group", 0, 1 << 30, 0));
   w.parallel.scatter_gather = par.boolean_or("scatter_gather", true);
   w.parallel.dp_overlap = par.boolean_or("dp_overlap", true);
-  w.parallel.dp_bucket_bytes =
-      number_in_or(par, "dp_bucket_MB", 0.001, 1e5, 25,
-                   "the gradient bucket of the overlapped data-parallel reduction, in MB (PyTorch DDP "
-                   "uses 25, Megatron-LM 40)") *
-      1e6;
+  w.parallel.dp_bucket_megatron_core =
+      par.has("dp_bucket_MB") && par.string("dp_bucket_MB") == "megatron_core";
+  if (!w.parallel.dp_bucket_megatron_core)
+    w.parallel.dp_bucket_bytes =
+        number_in_or(
+            par, "dp_bucket_MB", 0.001, 1e5, 25,
+            "the gradient bucket of the overlapped data-parallel reduction, in MB (PyTorch DDP "
+            "uses 25), or megatron_core (max(40M, 1M x dp x cp) parameters, as Megatron-Core sizes it)") *
+        1e6;
   w.parallel.dp_algorithm =
       par.choice_or("dp_algorithm", network::algorithm_names(network::CollectiveKind::all_reduce),
                     network::to_string(network::Algorithm::ring));

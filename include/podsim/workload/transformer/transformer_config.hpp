@@ -94,6 +94,10 @@ struct ParallelConfig {
   bool scatter_gather = true;  // Megatron's p2p scatter/gather across TP ranks
   bool dp_overlap = true;      // bucketed gradient all-reduce overlapped with the last backward
   double dp_bucket_bytes = 25e6;
+  // dp_bucket_MB: megatron_core: buckets of max(40M, 1M x dp x cp) parameters, Megatron-Core's default
+  // (DistributedDataParallelConfig.bucket_size: larger DP needs larger buckets, or the reductions become
+  // latency-bound); dp_bucket_bytes is then unused.
+  bool dp_bucket_megatron_core = false;
   std::string dp_algorithm = "ring";  // ring | tree | hierarchical
   int cp = 1;                         // context parallelism: ranks splitting each sequence
   CpAlgorithm cp_algorithm = CpAlgorithm::ring;

@@ -1,5 +1,6 @@
 // Megatron PTD-P training steps end to end: graphs replay, the accounting adds up, the mechanisms move
 // the results the way they should.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "podsim/core/error.hpp"
@@ -219,6 +220,43 @@ TEST(Megatron, TinyGradientBucketsAreRefusedAndNeverFewerThanLargeOnes) {
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("parallel.dp_bucket_MB"), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(Megatron, MegatronCoreBucketsAreFortyMillionParametersOrAMillionPerDataParallelRank) {
+  // One layer of GPT-3 on tp 8: a few hundred million parameters per GPU, so a handful of buckets (no clamp).
+  auto buckets = [](const char* mb, const char* nodes, const char* dp) {
+    auto r = run({{"nodes", nodes}}, {{"model.layers", "1"},
+                                      {"parallel.tp", "8"},
+                                      {"parallel.pp", "1"},
+                                      {"parallel.dp", dp},
+                                      {"parallel.schedule", "1f1b"},
+                                      {"training.global_batch", "128"},
+                                      {"parallel.dp_overlap", "true"},
+                                      {"parallel.dp_bucket_MB", mb}});
+    EXPECT_EQ(r.status, "ok");
+    int n = 0;
+    for (const auto& t : r.plan.graph.tasks) n += t.kind == podsim::plan::TaskKind::dp;
+    return n;
+  };
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "2"}});
+  auto w = load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                         {{"parallel.tp", "8"}, {"parallel.pp", "1"}, {"parallel.schedule", "1f1b"}}, topo);
+  // At dp 2 the rule is 40M parameters: the same count as a bucket of 40M x the reduced gradient's bytes.
+  std::string mb40 = fmt::format("{}", 40 * w.training.grad_reduce_bytes);
+  int at_dp2 = buckets("megatron_core", "2", "2");
+  EXPECT_GT(at_dp2, 1);
+  EXPECT_EQ(at_dp2, buckets(mb40.c_str(), "2", "2"));
+  // At dp 64 it is 64M parameters per bucket: fewer buckets, and the same as a 64M-parameter bucket size.
+  std::string mb64 = fmt::format("{}", 64 * w.training.grad_reduce_bytes);
+  EXPECT_EQ(buckets("megatron_core", "64", "64"), buckets(mb64.c_str(), "64", "64"));
+  EXPECT_LT(buckets("megatron_core", "64", "64"), at_dp2);
+  try {
+    load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                  {{"parallel.dp_bucket_MB", "megatron"}}, topo);
+    ADD_FAILURE() << "dp_bucket_MB=megatron was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("megatron_core"), std::string::npos) << e.what();
   }
 }
 

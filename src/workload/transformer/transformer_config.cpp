@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "podsim/core/config_choice.hpp"
@@ -173,6 +174,28 @@ GradAccumulation read_grad_accumulation(const ConfigNode& train) {
   return choice_or(train, "grad_accumulation", kGradAccumulationNames, GradAccumulation::fp32);
 }
 
+// parallel.dp_bucket_MB: a size in MB, or megatron_core for Megatron-Core's DP-sized buckets.
+void read_dp_bucket(const ConfigNode& par, ParallelConfig& p) {
+  if (par.has("dp_bucket_MB")) {
+    std::string text = par.string("dp_bucket_MB");
+    if (text == "megatron_core") {
+      p.dp_bucket_megatron_core = true;
+      return;
+    }
+    char* end = nullptr;
+    std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0')
+      par.fail("dp_bucket_MB",
+               fmt::format("must be a bucket size in MB (e.g. 25, PyTorch DDP's) or megatron_core (max(40M, "
+                           "1M x dp x cp) parameters, as Megatron-Core sizes it), got '{}'",
+                           text));
+  }
+  p.dp_bucket_bytes = number_in_or(par, "dp_bucket_MB", 0.001, 1e5, 25,
+                                   "the gradient bucket of the overlapped data-parallel reduction, in MB "
+                                   "(PyTorch DDP uses 25), or megatron_core") *
+                      1e6;
+}
+
 WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, int devices_per_node) {
   WorkloadConfig w;
   w.name = read_document_name(root);
@@ -199,15 +222,7 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.parallel.shard_group = static_cast<int>(par.integer_in_or("shard_group", 0, 1 << 30, 0));
   w.parallel.scatter_gather = par.boolean_or("scatter_gather", true);
   w.parallel.dp_overlap = par.boolean_or("dp_overlap", true);
-  w.parallel.dp_bucket_megatron_core =
-      par.has("dp_bucket_MB") && par.string("dp_bucket_MB") == "megatron_core";
-  if (!w.parallel.dp_bucket_megatron_core)
-    w.parallel.dp_bucket_bytes =
-        number_in_or(
-            par, "dp_bucket_MB", 0.001, 1e5, 25,
-            "the gradient bucket of the overlapped data-parallel reduction, in MB (PyTorch DDP "
-            "uses 25), or megatron_core (max(40M, 1M x dp x cp) parameters, as Megatron-Core sizes it)") *
-        1e6;
+  read_dp_bucket(par, w.parallel);
   w.parallel.dp_algorithm =
       par.choice_or("dp_algorithm", network::algorithm_names(network::CollectiveKind::all_reduce),
                     network::to_string(network::Algorithm::ring));

@@ -7,6 +7,8 @@
 #include <memory>
 
 #include "podsim/driver/merge.hpp"
+#include "podsim/driver/plan_output.hpp"
+#include "podsim/driver/plan_shards.hpp"
 
 namespace podsim::cli {
 
@@ -19,6 +21,13 @@ void add_merge_command(CLI::App& app) {
   merge->add_option("--out,-o", request->out,
                     "Where to write results.csv and report.html (default: the first directory)");
   merge->callback([request] {
+    if (driver::has_plan_shards(request->dirs.front())) {  // the shards of podsim plan --slurm / --shard
+      auto run = driver::merge_plan_shards(request->dirs, request->out);
+      fmt::print("{}\n", run.title);
+      driver::print_plan(stdout, run.space, run.result, run.top);
+      for (const auto& f : run.written) fmt::print("wrote {}\n", f);
+      return;
+    }
     auto merged = driver::merge_sweeps(*request);
     fmt::print("merged {} shard files, {} points -> {} and {}\n", merged.shard_files, merged.points,
                merged.results_file, merged.report);

@@ -10,6 +10,7 @@
 #include "podsim/cli/commands.hpp"
 #include "podsim/driver/plan.hpp"
 #include "podsim/driver/plan_output.hpp"
+#include "podsim/driver/plan_shards.hpp"
 #include "podsim/report/output_files.hpp"
 
 namespace podsim::cli {
@@ -17,7 +18,8 @@ namespace podsim::cli {
 void add_plan_command(CLI::App& app) {
   struct Options {
     driver::PlanRequest request;
-    bool quiet = false;
+    driver::SlurmSubmission slurm_job;
+    bool quiet = false, slurm = false;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -41,6 +43,16 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--exhaustive", opt->request.options.exhaustive,
                 "Simulate every candidate that fits, not only those whose lower bound can still win");
   cmd->add_flag("--quiet,-q", opt->quiet, "No progress on stderr");
+  cmd->add_option("--shard", opt->request.shard,
+                  "Simulate only shard I of N (every N-th candidate in lower-bound order, its own branch and "
+                  "bound) into --out DIR/plan.shard-I-of-N.json; default from SLURM_ARRAY_TASK_ID / "
+                  "SLURM_ARRAY_TASK_COUNT when set; then podsim merge DIR");
+  cmd->add_flag("--slurm", opt->slurm,
+                "Submit the search as a Slurm job array (one shard per task), then 'podsim merge DIR'");
+  cmd->add_option("--slurm-shards", opt->slurm_job.shards, "Array tasks for --slurm (default 4)");
+  cmd->add_option("--partition", opt->slurm_job.partition, "Slurm partition for --slurm");
+  cmd->add_flag("--dry-run", opt->slurm_job.dry_run,
+                "With --slurm: write DIR/plan.sbatch but do not submit it");
   cmd->footer(
       "Every searchable key (parallel.tp, cp, pp, dp, etp, ep, virtual_stages, sequence_parallel, zero,\n"
       "shard_group, dp_overlap, tp_overlap; training.micro_batch, recompute) is searched unless --set fixes "
@@ -49,8 +61,20 @@ void add_plan_command(CLI::App& app) {
       "Combinations that do not divide or do not fit in device memory (closed-form memory model) are\n"
       "skipped and counted by reason; the rest are simulated in the order of a lower bound on their step\n"
       "time until none left can beat the N-th best (branch and bound): the N best are exact.\n"
+      "On a Slurm cluster: podsim plan ... --out DIR --slurm [--slurm-shards N], then podsim merge DIR\n"
+      "(the merged N best are still exact: each shard bounds its own candidates).\n"
       "Exit status: 0 on success, 2 on bad input.");
   cmd->callback([opt] {
+    if (opt->slurm) {
+      opt->slurm_job.out = opt->request.out;
+      auto done = driver::submit_slurm_plan(opt->request, opt->slurm_job);
+      if (done.job_id.empty())
+        fmt::print("wrote {} ({} shards; not submitted: --dry-run)\n", done.script, done.shards);
+      else
+        fmt::print("submitted job array {} ({} shards): {}\nwhen it is done: podsim merge {}\n", done.job_id,
+                   done.shards, done.script, done.out);
+      return;
+    }
     if (!opt->request.out.empty()) report::prepare_output_directory(opt->request.out, "--out");
     bool tty = ::isatty(2) != 0;
     if (!opt->quiet)
@@ -62,6 +86,13 @@ void add_plan_command(CLI::App& app) {
       };
     auto run = driver::run_plan(opt->request);
     if (tty && !opt->quiet) fmt::print(stderr, "\r\033[K");
+    if (run.written.size() == 1 && run.written[0].find("plan.shard-") != std::string::npos) {
+      fmt::print(
+          "{}: shard done, {} of its candidates simulated; wrote {}\nwhen every shard is: podsim merge "
+          "{}\n",
+          run.title, run.result.simulated, run.written[0], opt->request.out);
+      return;
+    }
     fmt::print("{}\n", run.title);
     driver::print_plan(stdout, run.space, run.result, opt->request.options.top);
     for (const auto& f : run.written) fmt::print("wrote {}\n", f);

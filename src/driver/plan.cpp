@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/driver/plan_output.hpp"
+#include "podsim/driver/plan_shards.hpp"
 #include "podsim/driver/simulation.hpp"
 #include "podsim/driver/sweep.hpp"
 #include "podsim/topology/graph.hpp"
@@ -45,13 +47,11 @@ void check_kind(const ConfigNode& root, const std::string& file, const topology:
 
 }  // namespace
 
-PlanRun run_plan(const PlanRequest& request) {
-  PlanOptions options = request.options;
-  check_options(options);
-  if (options.jobs == 0) options.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+Space load_plan_space(const PlanRequest& request, topology::Topology& topo) {
+  check_options(request.options);
   std::vector<std::pair<std::string, std::string>> topo_sets, work_sets;
   split_sets(request.sets, topo_sets, work_sets);
-  topology::Topology topo = topology::load_topology(request.topology_file, topo_sets);
+  topo = topology::load_topology(request.topology_file, topo_sets);
   topology::validate(topo);
   ConfigNode root = ConfigNode::load_file(request.workload_file);
   std::vector<std::string> fixed;
@@ -60,13 +60,34 @@ PlanRun run_plan(const PlanRequest& request) {
     fixed.push_back(key);
   }
   check_kind(root, request.workload_file, topo);
-  PlanRun run{.space = read_space(root, request.workload_file, topo, !request.as_written, fixed),
-              .result = {},
-              .written = {},
-              .title = ""};
+  return read_space(root, request.workload_file, topo, !request.as_written, fixed);
+}
+
+PlanRun run_plan(const PlanRequest& request) {
+  PlanOptions options = request.options;
+  std::string shard = request.shard;
+  // A task of a Slurm job array (plan.sbatch, or the user's own) runs its shard without being told.
+  if (shard.empty() && std::getenv("SLURM_ARRAY_TASK_ID") && std::getenv("SLURM_ARRAY_TASK_COUNT"))
+    shard = fmt::format("{}/{}", std::getenv("SLURM_ARRAY_TASK_ID"), std::getenv("SLURM_ARRAY_TASK_COUNT"));
+  if (!shard.empty()) std::tie(options.shard, options.shards) = parse_shard(shard);
+  if (options.shards > 1 && request.out.empty())
+    throw InputError(
+        fmt::format("--shard {}: a shard writes its candidates into --out DIR for podsim merge; "
+                    "give --out",
+                    shard));
+  topology::Topology topo;
+  PlanRun run{.space = load_plan_space(request, topo), .result = {}, .written = {}, .title = ""};
+  if (options.jobs == 0) options.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   run.title = fmt::format("{} on {}", run.space.base.name, topo.name);
+  run.top = options.top;
   run.result = run_plan(topo, run.space, options);
-  if (!request.out.empty()) run.written = write_plan_files(request.out, run.title, run.space, run.result);
+  if (options.shards > 1) {
+    PlanRequest as_run = request;
+    as_run.options = options;
+    run.written = {write_plan_shard(request.out, as_run, run.result)};
+  } else if (!request.out.empty()) {
+    run.written = write_plan_files(request.out, run.title, run.space, run.result);
+  }
   return run;
 }
 

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "podsim/driver/plan_space.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::driver {
@@ -98,7 +99,9 @@ const char* check_cp(const WorkloadConfig& w, const SpaceContext& c) {
   return check_devices(w, c);
 }
 const char* check_pp(const WorkloadConfig& w, const SpaceContext& c) {
-  if (w.model.layers % w.parallel.pp) return "pp does not divide layers";
+  // The layer slots: layers, plus the embedding and the loss where the split counts them (pipeline_split).
+  if (workload::pipeline_slots(w) % w.parallel.pp || !workload::splits_evenly(w, 1))
+    return "pp does not divide the layers (layer slots of the pipeline split)";
   return check_devices(w, c);
 }
 const char* check_dp(const WorkloadConfig& w, const SpaceContext& c) {
@@ -107,8 +110,9 @@ const char* check_dp(const WorkloadConfig& w, const SpaceContext& c) {
 }
 const char* check_virtual(const WorkloadConfig& w, const SpaceContext&) {
   int v = w.parallel.virtual_stages;
-  if (w.model.layers % (static_cast<long long>(w.parallel.pp) * v))
-    return "pp*virtual_stages does not divide layers";
+  if (workload::pipeline_slots(w) % (static_cast<long long>(w.parallel.pp) * v) ||
+      !workload::splits_evenly(w, v))
+    return "pp*virtual_stages does not divide the layers (layer slots of the pipeline split)";
   if (v > 1 && (w.parallel.pp == 1 || w.parallel.schedule != Schedule::interleaved))
     return "virtual_stages > 1 needs the interleaved schedule and pp > 1";
   return nullptr;
@@ -163,8 +167,9 @@ const std::vector<SearchKey> kSearchKeys = {
     {"parallel.pp",
      [](const WorkloadConfig& w, const SpaceContext& c) {
        Values v;
-       for (long long p = 1; p <= w.model.layers && model_parallel(w) * p <= c.devices; ++p)
-         if (w.model.layers % p == 0) v.push_back(p);
+       long long slots = workload::pipeline_slots(w);
+       for (long long p = 1; p <= slots && model_parallel(w) * p <= c.devices; ++p)
+         if (slots % p == 0) v.push_back(p);
        return v;
      },
      [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.pp = static_cast<int>(v); },
@@ -198,7 +203,7 @@ const std::vector<SearchKey> kSearchKeys = {
      [](const WorkloadConfig& w, const SpaceContext& c) {
        Values v{1};
        bool interleaved = !c.schedule_explicit || c.schedule == Schedule::interleaved;
-       long long per_stage = w.model.layers / w.parallel.pp;
+       long long per_stage = workload::pipeline_slots(w) / w.parallel.pp;
        if (w.parallel.pp > 1 && interleaved)
          for (long long x = 2; x <= 8 && x <= per_stage; ++x)
            if (per_stage % x == 0) v.push_back(x);

@@ -169,10 +169,25 @@ std::string bound_by(const SimOutcome& s) {
                      100 * most / s.step_time);
 }
 
+void rank_rows(std::vector<PlanRow>& rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
+    bool ra = a.simulated && a.sim.ok(), rb = b.simulated && b.sim.ok();
+    if (ra != rb) return ra;
+    return ra ? a.sim.step_time < b.sim.step_time : a.estimate.lower_bound < b.estimate.lower_bound;
+  });
+}
+
 PlanResult run_plan(const topology::Topology& topo, const Space& space, const PlanOptions& options) {
   auto started = std::chrono::steady_clock::now();
   PlanResult result;
   result.rows = fitting_candidates(topo, space, result);
+  if (options.shards > 1) {  // this shard's rows: every shards-th in lower-bound order
+    std::vector<PlanRow> mine;
+    for (size_t i = static_cast<size_t>(options.shard); i < result.rows.size();
+         i += static_cast<size_t>(options.shards))
+      mine.push_back(std::move(result.rows[i]));
+    result.rows = std::move(mine);
+  }
   if (options.progress)
     options.progress(
         fmt::format("{} candidates divide, {} fit; simulating in lower-bound order with {} "
@@ -208,11 +223,7 @@ PlanResult run_plan(const topology::Topology& topo, const Space& space, const Pl
     auto [row, sim] = pool.wait_one();
     record(row, std::move(sim));
   }
-  std::stable_sort(result.rows.begin(), result.rows.end(), [](const PlanRow& a, const PlanRow& b) {
-    bool ra = a.simulated && a.sim.ok(), rb = b.simulated && b.sim.ok();
-    if (ra != rb) return ra;
-    return ra ? a.sim.step_time < b.sim.step_time : a.estimate.lower_bound < b.estimate.lower_bound;
-  });
+  rank_rows(result.rows);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

@@ -109,7 +109,7 @@ struct Walker {
     } catch (const InputError& e) {
       std::string what = e.what();
       auto at = what.find(": ");  // drop "file:line: "
-      skipped["workload check: " + what.substr(at == std::string::npos ? 0 : at + 2, 60)]++;
+      skipped["workload check: " + what.substr(at == std::string::npos ? 0 : at + 2, 160)]++;
       return;
     }
     // The builder's limit on graph size (megatron_builder.cpp), checked before the graph is built.

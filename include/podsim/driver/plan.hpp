@@ -16,6 +16,9 @@ struct PlanRequest {
   bool as_written = false;        // keys the file states as scalars stay fixed (default: searched)
   PlanOptions options;            // top (>= 1), jobs (0: one per core), progress
   std::string out;                // directory for plan.csv; empty: none written
+  // "I/N": simulate shard I of N and write DIR/plan.shard-I-of-N.json (plan_shards.hpp) instead of
+  // plan.csv; empty: SLURM_ARRAY_TASK_ID/COUNT when set, else the whole search.
+  std::string shard;
 };
 
 struct PlanRun {
@@ -23,11 +26,16 @@ struct PlanRun {
   PlanResult result;
   std::vector<std::string> written;  // files in `out`
   std::string title;                 // "<workload> on <topology>"
+  int top = 20;                      // the N best that are exact (the request's --top)
 };
 
 // Bad input (a missing file, --top 0, a list on a key that cannot be searched, a workload that is not a
 // transformer_lm on a GPU cluster) throws InputError before anything is simulated.
 PlanRun run_plan(const PlanRequest& request);
+
+// The topology and the search space of a request, checked as run_plan checks them (nothing simulated).
+// `topo` must outlive the space's use.
+Space load_plan_space(const PlanRequest& request, topology::Topology& topo);
 
 // `tp: auto`, `pp: [4, 8]`, ... in a workload file given to `podsim run`: when the file (overrides applied)
 // searches a key only the plan can expand (needs_search), runs the plan's branch and bound for its one

@@ -21,6 +21,11 @@ struct PlanOptions {
   int jobs = 1;             // worker processes simulating at once
   bool exhaustive = false;  // simulate every candidate that fits (for testing the bound)
   std::function<void(const std::string&)> progress;  // one line per simulated candidate (stderr)
+  // Shard `shard` of `shards` (a Slurm array task): only the candidates whose index in lower-bound order
+  // is shard mod shards, with a branch and bound of their own. The union of every shard's simulated rows
+  // holds the k best of the space: a row a shard left out has a bound no better than that shard's k-th
+  // best, which is no better than the k-th best of all (plan_shards.hpp merges them).
+  int shard = 0, shards = 1;
 };
 
 // A simulated candidate, as its worker process reports it.
@@ -51,6 +56,9 @@ struct PlanResult {
 };
 
 PlanResult run_plan(const topology::Topology& topo, const Space& space, const PlanOptions& options);
+
+// The order of plan.csv: simulated candidates that ran by step time, then the rest by lower bound.
+void rank_rows(std::vector<PlanRow>& rows);
 
 // Simulates one candidate in this process (the worker's body).
 SimOutcome simulate_candidate(const topology::Topology& topo, const workload::WorkloadConfig& w);

@@ -1,0 +1,222 @@
+// `podsim plan` in shards: write one shard's rows, merge every shard's, submit the array (plan_shards.hpp).
+#include "podsim/driver/plan_shards.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "podsim/core/atomic_write.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/driver/plan_output.hpp"
+#include "podsim/driver/sweep.hpp"
+#include "podsim/report/output_files.hpp"
+
+namespace podsim::driver {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::regex kShardFile(R"(plan\.shard-(\d+)-of-(\d+)\.json)");
+
+std::string absolute(const std::string& path) {
+  return fs::absolute(path).lexically_normal().string();
+}
+
+// What identifies the search: every shard of one plan must agree on it.
+json request_json(const PlanRequest& r) {
+  return {{"topology_file", absolute(r.topology_file)},
+          {"workload_file", absolute(r.workload_file)},
+          {"sets", r.sets},
+          {"as_written", r.as_written},
+          {"top", r.options.top},
+          {"exhaustive", r.options.exhaustive}};
+}
+
+PlanRequest request_from(const json& j) {
+  PlanRequest r;
+  r.topology_file = j.at("topology_file").get<std::string>();
+  r.workload_file = j.at("workload_file").get<std::string>();
+  r.sets = j.at("sets").get<std::vector<std::string>>();
+  r.as_written = j.at("as_written").get<bool>();
+  r.options.top = j.at("top").get<int>();
+  r.options.exhaustive = j.at("exhaustive").get<bool>();
+  return r;
+}
+
+json row_json(const PlanRow& r) {
+  const CandidateEstimate& e = r.estimate;
+  json j = {{"values", r.values},
+            {"estimate",
+             {{"memory_bytes", e.memory_bytes},
+              {"fits", e.fits},
+              {"lower_bound", e.lower_bound},
+              {"compute", e.compute},
+              {"tp_comm", e.tp_comm},
+              {"dp_comm", e.dp_comm}}},
+            {"simulated", r.simulated}};
+  if (r.simulated) {
+    const SimOutcome& s = r.sim;
+    j["sim"] = {{"status", s.status},
+                {"detail", s.detail},
+                {"step_time", s.step_time},
+                {"tokens_per_s", s.tokens_per_s},
+                {"mfu", s.mfu},
+                {"memory", s.memory},
+                {"breakdown", s.breakdown},
+                {"bubble", s.bubble},
+                {"description", s.description}};
+  }
+  return j;
+}
+
+PlanRow row_from(const json& j) {
+  PlanRow r;
+  r.values = j.at("values").get<std::vector<long long>>();
+  const json& e = j.at("estimate");
+  r.estimate = {.memory_bytes = e.at("memory_bytes").get<double>(),
+                .fits = e.at("fits").get<bool>(),
+                .lower_bound = e.at("lower_bound").get<double>(),
+                .compute = e.at("compute").get<double>(),
+                .tp_comm = e.at("tp_comm").get<double>(),
+                .dp_comm = e.at("dp_comm").get<double>()};
+  r.simulated = j.at("simulated").get<bool>();
+  if (r.simulated) {
+    const json& s = j.at("sim");
+    r.sim.status = s.at("status").get<std::string>();
+    r.sim.detail = s.at("detail").get<std::string>();
+    r.sim.step_time = s.at("step_time").get<double>();
+    r.sim.tokens_per_s = s.at("tokens_per_s").get<double>();
+    r.sim.mfu = s.at("mfu").get<double>();
+    r.sim.memory = s.at("memory").get<double>();
+    r.sim.breakdown = s.at("breakdown").get<decltype(r.sim.breakdown)>();
+    r.sim.bubble = s.at("bubble").get<double>();
+    r.sim.description = s.at("description").get<std::string>();
+  }
+  return r;
+}
+
+// Every plan.shard-I-of-N.json in `dirs`, parsed; InputError when a shard is missing or splits differ.
+std::vector<json> read_shards(const std::vector<std::string>& dirs) {
+  std::vector<json> shards;
+  std::set<int> seen;
+  int count = 0;
+  for (const auto& dir : dirs) {
+    if (!fs::is_directory(dir)) throw InputError(fmt::format("{}: not a directory", dir));
+    for (const auto& e : fs::directory_iterator(dir)) {
+      std::smatch m;
+      std::string name = e.path().filename().string();
+      if (!std::regex_match(name, m, kShardFile)) continue;
+      int n = std::stoi(m[2]);
+      if (count && n != count)
+        throw InputError(
+            fmt::format("{}: plan shard files of different splits ({} and {} shards)", dir, count, n));
+      count = n;
+      if (!seen.insert(std::stoi(m[1])).second) continue;
+      try {
+        shards.push_back(json::parse(std::ifstream(e.path())));
+      } catch (const json::exception& ex) {
+        throw InputError(
+            fmt::format("{}: not a plan shard file podsim wrote ({})", e.path().string(), ex.what()));
+      }
+    }
+  }
+  if (shards.empty())
+    throw InputError(
+        fmt::format("{}: no plan.shard-I-of-N.json files (did the shards finish?)", dirs.front()));
+  std::vector<int> missing;
+  for (int i = 0; i < count; ++i)
+    if (!seen.count(i)) missing.push_back(i);
+  if (!missing.empty())
+    throw InputError(fmt::format(
+        "plan shard(s) {} of {} have not written their file yet; rerun them (podsim plan ... --shard I/{} "
+        "--out DIR) and merge again",
+        fmt::join(missing, ", "), count, count));
+  return shards;
+}
+
+}  // namespace
+
+std::string write_plan_shard(const std::string& dir, const PlanRequest& request, const PlanResult& result) {
+  json rows = json::array();
+  for (const auto& r : result.rows) rows.push_back(row_json(r));
+  json j = {{"podsim_plan_shard", 1},
+            {"shard", request.options.shard},
+            {"shards", request.options.shards},
+            {"request", request_json(request)},
+            {"enumerated", result.enumerated},
+            {"skipped", result.skipped},
+            {"simulated", result.simulated},
+            {"seconds", result.seconds},
+            {"rows", rows}};
+  fs::create_directories(dir);
+  std::string file =
+      fmt::format("{}/plan.shard-{}-of-{}.json", dir, request.options.shard, request.options.shards);
+  podsim::atomic_write(file, j.dump() + "\n");
+  return file;
+}
+
+bool has_plan_shards(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return false;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (std::regex_match(name, kShardFile)) return true;
+  }
+  return false;
+}
+
+PlanRun merge_plan_shards(const std::vector<std::string>& dirs, const std::string& out) {
+  std::vector<json> shards = read_shards(dirs);
+  const json& first = shards.front();
+  for (const auto& s : shards)
+    if (s.at("request") != first.at("request"))
+      throw InputError(
+          "the plan shard files are of different searches (topology, workload, --set, --top or "
+          "--as-written differ); merge the shards of one podsim plan");
+  PlanRequest request = request_from(first.at("request"));
+  topology::Topology topo;
+  PlanRun run{.space = load_plan_space(request, topo), .result = {}, .written = {}, .title = ""};
+  run.title = fmt::format("{} on {}", run.space.base.name, topo.name);
+  run.top = request.options.top;
+  PlanResult& r = run.result;
+  r.enumerated = first.at("enumerated").get<long long>();
+  r.skipped = first.at("skipped").get<SkipCounts>();
+  for (const auto& s : shards) {
+    r.simulated += s.at("simulated").get<long long>();
+    r.seconds = std::max(r.seconds, s.at("seconds").get<double>());  // the slowest shard's wall time
+    for (const auto& row : s.at("rows")) r.rows.push_back(row_from(row));
+  }
+  // Lower-bound order first so that equal ranks come out as in one unsharded search.
+  std::stable_sort(r.rows.begin(), r.rows.end(), [](const PlanRow& a, const PlanRow& b) {
+    return a.estimate.lower_bound < b.estimate.lower_bound;
+  });
+  rank_rows(r.rows);
+  std::string dir = out.empty() ? dirs.front() : out;
+  report::prepare_output_directory(dir, "--out");
+  run.written = write_plan_files(dir, run.title, run.space, run.result);
+  return run;
+}
+
+SlurmSubmitted submit_slurm_plan(const PlanRequest& request, const SlurmSubmission& job) {
+  if (job.out.empty()) throw InputError("--slurm: give --out DIR for the shards' files and the merge");
+  topology::Topology topo;
+  load_plan_space(request, topo);  // bad input fails here, not in every array task
+  report::prepare_output_directory(job.out, "--out");
+  std::string args = fmt::format("plan -t {} -w {}", shell_quote(absolute(request.topology_file)),
+                                 shell_quote(absolute(request.workload_file)));
+  for (const auto& s : request.sets) args += " --set " + shell_quote(s);
+  args += fmt::format(" --top {}", request.options.top);
+  if (request.as_written) args += " --as-written";
+  if (request.options.exhaustive) args += " --exhaustive";
+  args += fmt::format(" --out {} --quiet", shell_quote(absolute(job.out)));
+  return submit_slurm_array(job, "plan", args);
+}
+
+}  // namespace podsim::driver

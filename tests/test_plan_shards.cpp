@@ -1,0 +1,122 @@
+// `podsim plan` in shards (driver/plan_shards.hpp): three shards, each with its own branch and bound, merged,
+// rank exactly what one unsharded search ranks; a missing shard or a shard of another search is an error;
+// the Slurm script runs the same search per array task.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "podsim/driver/plan.hpp"
+#include "podsim/driver/plan_shards.hpp"
+#include "test_helpers.hpp"
+
+namespace podsim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::error_of;
+using testing::source_path;
+
+// Llama 3 8B on two DGX H100: tp, pp and micro_batch searched, the rest fixed.
+driver::PlanRequest small_request(const std::string& out) {
+  driver::PlanRequest r;
+  r.topology_file = source_path("topologies/dgx-h100-superpod.yaml");
+  r.workload_file = source_path("workloads/llama3-8b.yaml");
+  r.sets = {"topology.nodes=2",
+            "workload.parallel.tp=[1, 2, 4]",
+            "workload.parallel.pp=[1, 2, 4]",
+            "workload.training.micro_batch=[1, 2]",
+            "workload.training.global_batch=32",
+            "workload.model.seq_len=4096"};
+  r.as_written = true;
+  r.options = {.top = 3, .jobs = 2, .exhaustive = false, .progress = {}};
+  r.out = out;
+  return r;
+}
+
+std::string fresh_dir(const std::string& name) {
+  std::string dir = (fs::temp_directory_path() / ("podsim-plan-shards-" + name)).string();
+  fs::remove_all(dir);
+  return dir;
+}
+
+TEST(PlanShards, MergedShardsRankWhatOneSearchRanks) {
+  auto whole = driver::run_plan(small_request(""));
+  ASSERT_GE(whole.result.ranked(), 3);
+  std::string dir = fresh_dir("three");
+  long long simulated = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto request = small_request(dir);
+    request.shard = std::to_string(i) + "/3";
+    auto shard = driver::run_plan(request);
+    ASSERT_EQ(shard.written.size(), 1u);
+    EXPECT_TRUE(fs::exists(dir + "/plan.shard-" + std::to_string(i) + "-of-3.json"));
+    EXPECT_FALSE(fs::exists(dir + "/plan.csv"));  // only merge writes the plan
+    simulated += shard.result.simulated;
+  }
+  auto merged = driver::merge_plan_shards({dir}, "");
+  EXPECT_EQ(merged.result.rows.size(), whole.result.rows.size());
+  EXPECT_EQ(merged.result.enumerated, whole.result.enumerated);
+  EXPECT_EQ(merged.result.skipped, whole.result.skipped);
+  EXPECT_EQ(merged.result.simulated, simulated);
+  EXPECT_GE(simulated, whole.result.simulated);  // shards bound more loosely, never less
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(merged.result.rows[i].values, whole.result.rows[i].values) << i;
+    EXPECT_DOUBLE_EQ(merged.result.rows[i].sim.step_time, whole.result.rows[i].sim.step_time) << i;
+  }
+  EXPECT_TRUE(fs::exists(dir + "/plan.csv"));
+  EXPECT_TRUE(fs::exists(dir + "/plan.html"));
+  EXPECT_TRUE(driver::has_plan_shards(dir));
+  fs::remove_all(dir);
+}
+
+TEST(PlanShards, MissingOrForeignShardsAreClearErrors) {
+  std::string dir = fresh_dir("missing");
+  auto request = small_request(dir);
+  request.shard = "1/3";
+  driver::run_plan(request);
+  std::string e = error_of([&] { driver::merge_plan_shards({dir}, ""); });
+  EXPECT_NE(e.find("plan shard(s) 0, 2 of 3 have not written their file yet"), std::string::npos) << e;
+  request.sets.push_back("workload.parallel.zero=1");  // another search
+  request.shard = "0/3";
+  driver::run_plan(request);
+  request = small_request(dir);
+  request.shard = "2/3";
+  driver::run_plan(request);
+  e = error_of([&] { driver::merge_plan_shards({dir}, ""); });
+  EXPECT_NE(e.find("of different searches"), std::string::npos) << e;
+  auto no_out = small_request("");
+  no_out.shard = "0/2";
+  e = error_of([&] { driver::run_plan(no_out); });
+  EXPECT_NE(e.find("give --out"), std::string::npos) << e;
+  fs::remove_all(dir);
+}
+
+TEST(PlanShards, SlurmScriptRunsTheSameSearchPerTask) {
+  std::string dir = fresh_dir("slurm");
+  auto request = small_request(dir);
+  driver::SlurmSubmission job;
+  job.out = dir;
+  job.shards = 5;
+  job.dry_run = true;
+  auto done = driver::submit_slurm_plan(request, job);
+  EXPECT_EQ(done.shards, 5);
+  std::ifstream in(done.script);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  EXPECT_NE(s.find("#SBATCH --array=0-4"), std::string::npos) << s;
+  EXPECT_NE(s.find(" plan -t '"), std::string::npos) << s;
+  EXPECT_NE(s.find("--set 'workload.parallel.tp=[1, 2, 4]'"), std::string::npos) << s;
+  EXPECT_NE(s.find("--as-written"), std::string::npos) << s;
+  EXPECT_NE(s.find("--shard \"$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT\""), std::string::npos) << s;
+  // Bad input fails at submission, not in every array task.
+  request.sets.push_back("workload.model.layers=auto");
+  EXPECT_NE(error_of([&] { driver::submit_slurm_plan(request, job); }).find("model.layers"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace podsim

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -11,7 +12,9 @@
 #include <sstream>
 
 #include "podsim/core/csv_table.hpp"
+#include "podsim/driver/nvidia_validation.hpp"
 #include "podsim/driver/simulation.hpp"
+#include "podsim/driver/validate.hpp"
 #include "podsim/report/html.hpp"
 #include "podsim/report/html_validate.hpp"
 #include "test_helpers.hpp"
@@ -216,6 +219,35 @@ TEST(HtmlReport, ValidationScatterAndTableSortedByError) {
   auto p1 = html.find(">row 2<"), p2 = html.find(">row 3<"), p3 = html.find(">row 1<"),
        p4 = html.find(">row 4<");
   EXPECT_TRUE(p1 < p2 && p2 < p3 && p3 < p4) << "largest |error| first, unpredicted rows last";
+}
+
+TEST(HtmlReport, ValidateWritesValidateHtmlNextToItsCsvForBothSchemas) {
+  auto dir = std::filesystem::temp_directory_path() / "podsim-validate-html";
+  std::filesystem::remove_all(dir);
+  driver::Validation sc21;
+  driver::ValidationRow r1;
+  r1.params_billion = "175", r1.gpus = 1024, r1.published_tflops = 153, r1.predicted_tflops = 158,
+  r1.error_percent = 3.3, r1.status = "ok";
+  sc21.rows = {r1};
+  driver::write_validation_csv((dir / "sc21").string(), sc21);
+  std::ifstream a(dir / "sc21" / "validate.html");
+  std::string html((std::istreambuf_iterator<char>(a)), {});
+  EXPECT_EQ(tags(html, "circle", "point").size(), 1u);
+  EXPECT_NE(html.find("GPT 175B, 1024 GPUs"), std::string::npos);
+  driver::NvidiaValidation nv;
+  driver::NvidiaRowResult n1;
+  n1.row.row_id = "39", n1.row.model = "Llama3.1-405B", n1.row.published = 326, n1.predicted = 366;
+  n1.error_percent = 12.2, n1.status = "ok";
+  driver::NvidiaRowResult n2 = n1;
+  n2.row.row_id = "81", n2.status = "error", n2.detail = "layers=61 is not divisible";
+  nv.rows = {n1, n2};
+  driver::write_nvidia_validation_csv((dir / "nv").string(), nv);
+  std::ifstream b(dir / "nv" / "validate.html");
+  html.assign((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_EQ(tags(html, "circle", "point").size(), 1u);
+  EXPECT_NE(html.find("layers=61 is not divisible"), std::string::npos) << "the failed row with its reason";
+  EXPECT_NE(html.find("tokens/s per GPU"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 // Writes the study reports of result tables given as PODSIM_HTML_CSV=a.csv:case,b.csv:topology,... (for

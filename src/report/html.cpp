@@ -48,7 +48,8 @@ std::string stage_time_card(const RunResult& r, int& charts) {
   return card(
       "stages-card", "Step time per pipeline stage, by where it goes", stacked_chart(cats, stacks, "s"),
       "Seconds per step; overlapping work is charged once, to the first of compute, tensor-, context-, "
-      "expert-parallel, optimizer, pipeline, streaming, storage, data-parallel.");
+      "expert-parallel, optimizer, pipeline, streaming, storage, data-parallel.",
+      true);
 }
 
 std::string memory_card(const RunResult& r, int& charts) {
@@ -70,7 +71,7 @@ std::string memory_card(const RunResult& r, int& charts) {
   charts++;
   return card("memory-card", "Memory per device, per pipeline stage",
               stacked_chart(cats, stacks, "GiB", "device memory capacity"),
-              "Peak per device of each stage; the red tick is the device's memory.");
+              "Peak per device of each stage; the red tick is the device's memory.", true);
 }
 
 std::string status_card(const RunResult& r) {

@@ -187,7 +187,12 @@ std::string gantt_chart(const RunResult& r) {
       lanes.size(), kX0 + kWidth + 20, y + 38);
   out += body + axis + "</svg>";
   std::vector<LegendItem> items;
-  for (auto c : plan::kChargeOrder) items.push_back({plan::to_string(c), category_color(c)});
+  std::array<bool, plan::kCategories> used{};
+  for (const auto& lane : lanes)
+    for (const auto* v : {&lane.device, &lane.comm})
+      for (const auto& s : *v) used[static_cast<int>(s.cat)] = true;
+  for (auto c : plan::kChargeOrder)
+    if (used[static_cast<int>(c)]) items.push_back({plan::to_string(c), category_color(c)});
   items.push_back({"idle (bubble)", kIdleColor});
   return out + legend(items);
 }

@@ -17,6 +17,7 @@ h1 { font-size: 1.5em; margin-bottom: 4px; } h2 { font-size: 1.1em; margin: 0 0 
 .card p.note { color: #5a6b7b; font-size: 0.85em; margin: 6px 0 0; overflow-wrap: anywhere; }
 svg.chart { width: 100%; height: auto; display: block; font-size: 12px; }
 svg.chart text { fill: #1d2733; } svg.chart text.tick { fill: #5a6b7b; font-size: 11px; }
+svg.chart[data-kind="line"] { font-size: 15px; } svg.chart[data-kind="line"] text.tick { font-size: 14px; }
 svg.chart .grid line { stroke: #e6ebf0; } svg.chart .frame { stroke: #9aa8b6; fill: none; }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 0.82em; margin-top: 6px; }
 .legend-item { display: inline-flex; align-items: center; gap: 4px; }

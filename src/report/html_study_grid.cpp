@@ -26,7 +26,7 @@ std::string heatmap_card(const StudyView& v, int& charts) {
   std::vector<std::string> keys;
   for (const auto& k : v.t.axis_keys)
     if (v.values_of(k).size() >= 2 && k != "case") keys.push_back(k);
-  if (keys.size() < 2) return "";
+  if (keys.size() < 2 || v.scales()) return "";  // over device counts the scaling charts say it
   const std::string &yk = keys[0], &xk = keys[1], thr = v.throughput_column();
   Heatmap h{short_key(xk),   short_key(yk),   thr == "tokens_per_s" ? "tokens/s" : "samples/s",
             v.values_of(xk), v.values_of(yk), {}};
@@ -112,7 +112,9 @@ std::string points_table(const StudyView& v, bool compare) {
     if (v.ok(r)) best = std::max(best, v.num(r, thr).value_or(0));
   for (const auto& c : shown) {
     t.head.push_back(c);
-    t.numeric.push_back(c != "detail" && c != "status" && c != "device" && c != "execution_mode");
+    bool numeric = true;  // right-aligned when every value is a number
+    for (size_t r = 0; r < v.t.rows.size(); ++r) numeric = numeric && (v.cell(r, c).empty() || v.num(r, c));
+    t.numeric.push_back(numeric);
     if (compare && c == "step_time_s") t.head.push_back("step time vs baseline"), t.numeric.push_back(true);
     if (compare && c == thr) t.head.push_back("speedup"), t.numeric.push_back(true);
   }

@@ -87,7 +87,7 @@ Axis log10_axis(double lo, double hi) {
   lo = std::max(lo, 1e-12), hi = std::max(hi, lo * 1.01);
   a.lo = lo / 1.15, a.hi = hi * 1.15;
   int d0 = static_cast<int>(std::floor(std::log10(a.lo))), d1 = static_cast<int>(std::ceil(std::log10(a.hi)));
-  bool dense = d1 - d0 <= 2;
+  bool dense = d1 - d0 <= 3;
   for (int d = d0; d <= d1; ++d)
     for (double m : dense ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
       double t = m * std::pow(10.0, d);

@@ -17,6 +17,7 @@
 #include "podsim/driver/validate.hpp"
 #include "podsim/report/html.hpp"
 #include "podsim/report/html_validate.hpp"
+#include "podsim/study/study.hpp"
 #include "test_helpers.hpp"
 
 namespace podsim {
@@ -129,6 +130,16 @@ TEST(HtmlReport, NamedBaselineIsTheReference) {
   std::string html = report::sweep_report_html("t", "", t);
   EXPECT_NE(html.find("0.500x"), std::string::npos);
   EXPECT_NE(html.find("b (baseline)"), std::string::npos);
+}
+
+TEST(HtmlReport, StudyBaselineKeyNamesACase) {
+  std::string head = "name: s\ntopology: t.yaml\nworkload: w.yaml\n";
+  std::string cases = "axes:\n  - cases:\n      - {name: a}\n      - {name: b, set: {topology.nodes: 2}}\n";
+  EXPECT_EQ(study::load_study_text(head + "baseline: b\n" + cases, "s.yaml", ".").baseline, "b");
+  std::string e =
+      testing::error_of([&] { study::load_study_text(head + "baseline: c\n" + cases, "s.yaml", "."); });
+  EXPECT_NE(e.find("no case named 'c'; the cases are a, b"), std::string::npos) << e;
+  EXPECT_NE(e.find("s.yaml:4"), std::string::npos) << e;
 }
 
 TEST(HtmlReport, WeakScalingSeriesAreDistinctWithTicksAtTheDeviceCounts) {

@@ -102,7 +102,7 @@ bool StudyView::scales() const {
 
 size_t StudyView::baseline() const {
   for (size_t r = 0; r < t.rows.size() && !t.baseline.empty(); ++r)
-    if (label(r) == t.baseline || cell(r, "point") == t.baseline) return r;
+    if (cell(r, "case") == t.baseline || label(r) == t.baseline) return r;
   return 0;
 }
 

@@ -53,10 +53,10 @@ std::vector<Group> coalesce(std::vector<Slice> slices, double px) {
   std::vector<Group> out;
   for (const auto& s : slices) {
     bool join = false;
-    if (!out.empty() && s.begin - out.back().end < 0.5 * px) {
+    if (!out.empty() && s.begin - out.back().end < px) {
       const Group& g = out.back();
       bool same = g.count > 0 && g.dominant() == s.cat && g.seconds[static_cast<int>(s.cat)] > 0;
-      join = same || (s.end - g.begin < 3 * px);
+      join = same || (s.end - g.begin < 4 * px);
     }
     if (!join) out.push_back({s.begin, s.end, {}, 0, s.what});
     Group& g = out.back();

@@ -95,11 +95,11 @@ if [ -x /usr/bin/chromium ] || scripts/setup.sh chromium > /dev/null 2>&1; then
       --dump-dom "file://$1" 2>/dev/null | grep -o '<body[^>]*>'
   }
   body=$(browse "$tmp/j1/report.html" "$tmp/sweep.png")
-  check "sweep report renders 3 charts" grep -q 'data-rendered="3"' <<<"$body"
+  check "sweep report renders 4 charts" grep -q 'data-rendered="4"' <<<"$body"
   check "sweep report has no script errors" test -z "$(grep -o 'data-errors' <<<"$body")"
   check "sweep report screenshot" test -s "$tmp/sweep.png"
   body=$(browse "$tmp/run/report.html" "$tmp/run.png")
-  check "run report renders 4 charts" grep -q 'data-rendered="4"' <<<"$body"
+  check "run report renders 3 charts" grep -q 'data-rendered="3"' <<<"$body"
   check "run report has no script errors" test -z "$(grep -o 'data-errors' <<<"$body")"
   if [ -n "${PODSIM_SCREENSHOTS:-}" ]; then cp "$tmp/sweep.png" "$tmp/run.png" "$PODSIM_SCREENSHOTS"/; fi
 else

@@ -121,7 +121,7 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--system", opt->systems, "Only rows of this system, e.g. DGX-H100 (NVIDIA schema)")
       ->delimiter(',');
   cmd->add_option("--rows", opt->rows, "Only these row_ids, comma-separated (NVIDIA schema)")->delimiter(',');
-  cmd->add_option("--out,-o", opt->out, "Directory for validation.csv");
+  cmd->add_option("--out,-o", opt->out, "Directory for validation.csv and validate.html");
   cmd->add_option("--json", opt->json, "Write one JSON object per row (and the summary) to this file");
   cmd->add_option("--max-mean-error", opt->max_mean_error,
                   "Exit with status 1 when the mean |error| in percent exceeds this");

@@ -77,14 +77,15 @@ MergeResult merge_sweeps(const MergeRequest& request) {
   report::prepare_output_directory(out, "--out");
   study::write_results(out + "/results.csv", merged);
   std::vector<std::string> axis_keys;
-  std::string name = "podsim sweep", description;
+  std::string name = "podsim sweep", description, baseline;
   if (!meta.is_null()) {
     axis_keys = meta.value("axis_keys", std::vector<std::string>{});
     name = meta.value("name", name);
     description = meta.value("description", "");
+    baseline = meta.value("baseline", "");
   }
   auto table = study::read_results(out + "/results.csv");
-  std::string report = write_sweep_report(out, table, name, description, axis_keys);
+  std::string report = write_sweep_report(out, table, name, description, axis_keys, baseline);
   return {files.size(), merged.rows.size(), out + "/results.csv", report};
 }
 

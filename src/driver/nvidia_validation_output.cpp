@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "podsim/driver/nvidia_validation.hpp"
+#include "podsim/report/html_validate.hpp"
 #include "podsim/report/output_files.hpp"
 #include "podsim/report/writers.hpp"
 
@@ -47,6 +48,19 @@ nlohmann::ordered_json row_json(const NvidiaRowResult& r) {
           {"dp", r.dp ? J(r.dp) : J(nullptr)}};
 }
 
+// validate.html: every row, predicted tokens/s per GPU against the published number.
+report::ValidationReport html_report(const NvidiaValidation& v) {
+  report::ValidationReport out{"NVIDIA pretraining performance: predicted against published",
+                               std::filesystem::path(v.table_file).filename().string(),
+                               "tokens/s per GPU",
+                               {}};
+  for (const auto& r : v.rows)
+    out.rows.push_back({fmt::format("row {}: {} on {} ({} GPUs, {})", r.row.row_id, r.row.model, r.row.system,
+                                    cell(r.row.num_gpus), r.row.precision),
+                        r.row.published.value_or(0), r.predicted, r.error_percent, r.status, r.detail});
+  return out;
+}
+
 }  // namespace
 
 void write_nvidia_validation_csv(const std::string& dir, const NvidiaValidation& v) {
@@ -80,6 +94,7 @@ void write_nvidia_validation_csv(const std::string& dir, const NvidiaValidation&
   }
   std::filesystem::create_directories(dir);
   report::atomic_write(dir + "/validation.csv", report::csv(rows));
+  report::atomic_write(dir + "/validate.html", report::validation_report_html(html_report(v)));
 }
 
 std::string nvidia_validation_json(const NvidiaValidation& v) {

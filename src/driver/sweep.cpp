@@ -61,7 +61,8 @@ SweepRun run_sweep(const SweepRequest& request) {
   if (run.outcome.interrupted) return run;
   run.table = study::read_results(run.outcome.results_file);
   if (run.options.shards == 1)
-    run.report = write_sweep_report(run.options.out, run.table, s.name, s.description, s.axis_keys);
+    run.report =
+        write_sweep_report(run.options.out, run.table, s.name, s.description, s.axis_keys, s.baseline);
   return run;
 }
 

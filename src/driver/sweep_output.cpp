@@ -26,14 +26,16 @@ void write_sweep_json(const study::Study& s, const std::string& dir) {
                               {"description", s.description},
                               {"study_file", fs::absolute(s.file).lexically_normal().string()},
                               {"axis_keys", s.axis_keys},
-                              {"points", s.points.size()}};
+                              {"points", s.points.size()},
+                              {"baseline", s.baseline}};
   report::atomic_write(dir + "/sweep.json", j.dump(2) + "\n");
 }
 
 std::string write_sweep_report(const std::string& dir, const study::ResultsTable& table,
                                const std::string& name, const std::string& description,
-                               const std::vector<std::string>& axis_keys) {
+                               const std::vector<std::string>& axis_keys, const std::string& baseline) {
   report::ReportTable rt;
+  rt.baseline = baseline;
   rt.columns = table.columns;
   rt.axis_keys = axis_keys;
   for (const auto& r : table.rows) rt.rows.push_back(r.cells);

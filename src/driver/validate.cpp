@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "podsim/driver/simulation.hpp"
+#include "podsim/report/html_validate.hpp"
 #include "podsim/report/writers.hpp"
 
 namespace podsim::driver {
@@ -104,6 +105,15 @@ void write_validation_csv(const std::string& dir, const Validation& validation) 
                     {"status", row.status}});
   std::filesystem::create_directories(dir);
   report::atomic_write(dir + "/validation.csv", report::csv(rows));
+  report::ValidationReport html{"Megatron-LM SC21 Table 1: predicted against published",
+                                "GPT models on DGX A100 (Narayanan et al., SC21, Table 1)",
+                                "TFLOP/s per GPU",
+                                {}};
+  for (const auto& row : validation.rows)
+    html.rows.push_back({fmt::format("GPT {}B, {} GPUs, tp {} pp {} dp {} mb {} v {}", row.params_billion,
+                                     row.gpus, row.tp, row.pp, row.dp, row.micro_batch, row.virtual_stages),
+                         row.published_tflops, row.predicted_tflops, row.error_percent, row.status, ""});
+  report::atomic_write(dir + "/validate.html", report::validation_report_html(html));
 }
 
 std::string validation_json(const ValidationRequest& request, const Validation& validation) {

@@ -1,6 +1,7 @@
 #include "podsim/study/study.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -296,6 +297,21 @@ Study load_study(const std::string& path) {
   return load_study_text("", path, base.empty() ? "." : base, true);
 }
 
+// `baseline:` names a case of the study's cases axis.
+static void check_baseline(const ConfigNode& root, const Study& study) {
+  if (study.baseline.empty()) return;
+  std::vector<std::string> cases;
+  for (const auto& p : study.points) {
+    auto it = p.values.find("case");
+    if (it == p.values.end()) continue;
+    if (it->second == study.baseline) return;
+    if (std::find(cases.begin(), cases.end(), it->second) == cases.end()) cases.push_back(it->second);
+  }
+  root.fail("baseline", cases.empty() ? std::string("names a case, and the study has no cases axis")
+                                      : fmt::format("no case named '{}'; the cases are {}", study.baseline,
+                                                    fmt::join(cases, ", ")));
+}
+
 Study load_study_text(const std::string& text, const std::string& path, const std::string& base,
                       bool from_file) {
   ConfigNode root = from_file ? ConfigNode::load_file(path) : ConfigNode::load_string(text, path);
@@ -316,6 +332,7 @@ Study load_study_text(const std::string& text, const std::string& path, const st
     }
   }
   if (root.has("goodput")) study.goodput_file = resolve(base, root.string("goodput"));
+  study.baseline = root.string_or("baseline", "");
   auto entries = read_axes(root, study.axis_keys);
   auto filters = read_filters(root);
   root.reject_unknown_keys();
@@ -348,6 +365,7 @@ Study load_study_text(const std::string& text, const std::string& path, const st
       idx[e] = 0;
     }
   }
+  check_baseline(root, study);
   return study;
 }
 

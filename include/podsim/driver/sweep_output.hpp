@@ -16,7 +16,7 @@ void write_sweep_json(const study::Study& study, const std::string& dir);
 // DIR/report.html from a results table; returns its path.
 std::string write_sweep_report(const std::string& dir, const study::ResultsTable& table,
                                const std::string& name, const std::string& description,
-                               const std::vector<std::string>& axis_keys);
+                               const std::vector<std::string>& axis_keys, const std::string& baseline = "");
 
 // A compact view of the results for the terminal (the header and the first 41 rows), one line per row.
 std::string results_table_text(const study::ResultsTable& table, const std::vector<std::string>& axis_keys);

@@ -58,6 +58,9 @@ struct Study {
   // `goodput: FILE` (a reliability profile, resolved against the study file): every point also gets the
   // goodput columns (results_columns) of `podsim run --goodput FILE`. Empty = no goodput.
   std::string goodput_file;
+  // `baseline: CASE`: the case a what-if report compares every point against (its speedup column and
+  // bar chart); a value of the study's `cases` axis. Empty = the first point.
+  std::string baseline;
 };
 
 // Loads and expands a study file. Throws InputError (file:line:col: field: ...) on bad input: unknown

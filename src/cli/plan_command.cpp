@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "podsim/cli/commands.hpp"
+#include "podsim/cli/job_import_options.hpp"
 #include "podsim/driver/plan.hpp"
 #include "podsim/driver/plan_output.hpp"
 #include "podsim/driver/plan_shards.hpp"
@@ -19,6 +20,7 @@ void add_plan_command(CLI::App& app) {
   struct Options {
     driver::PlanRequest request;
     driver::SlurmSubmission slurm_job;
+    driver::JobSources imports;  // --hf-config, --megatron-args
     bool quiet = false, slurm = false;
   };
   auto opt = std::make_shared<Options>();
@@ -27,8 +29,9 @@ void add_plan_command(CLI::App& app) {
       "Find the fastest parallel configuration (tp, pp, dp, cp, ep, ...) of a workload on a topology");
   cmd->add_option("--topology,-t", opt->request.topology_file, "Topology YAML (topologies/*.yaml)")
       ->required();
-  cmd->add_option("--workload,-w", opt->request.workload_file, "Workload YAML (workloads/*.yaml)")
-      ->required();
+  cmd->add_option("--workload,-w", opt->request.workload_file,
+                  "Workload YAML (workloads/*.yaml); optional with --hf-config / --megatron-args");
+  add_job_import_options(*cmd, opt->imports);
   cmd->add_option(
       "--set,-s", opt->request.sets,
       "Override a YAML key (topology. or workload. prefix); a workload key set here stays fixed,\n"
@@ -65,6 +68,7 @@ void add_plan_command(CLI::App& app) {
       "(the merged N best are still exact: each shard bounds its own candidates).\n"
       "Exit status: 0 on success, 2 on bad input.");
   cmd->callback([opt] {
+    apply_job_import(opt->imports, opt->request.workload_file, opt->request.sets, opt->quiet);
     if (opt->slurm) {
       opt->slurm_job.out = opt->request.out;
       auto done = driver::submit_slurm_plan(opt->request, opt->slurm_job);

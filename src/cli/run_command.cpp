@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "podsim/cli/commands.hpp"
+#include "podsim/cli/job_import_options.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/driver/goodput_assessment.hpp"
 #include "podsim/driver/shared_fabric.hpp"
@@ -119,6 +120,7 @@ void run_shared_fabric(const Options& opt, bool goodput) {
 void add_run_command(CLI::App& app) {
   struct Options {
     driver::RunRequest request;
+    driver::JobSources imports;  // --hf-config, --megatron-args
     std::string out, trace, goodput;
     std::vector<std::string> jobs, job_nodes;
     std::string placement = "packed";
@@ -128,8 +130,8 @@ void add_run_command(CLI::App& app) {
   CLI::App* run = app.add_subcommand("run", "Simulate one training step of a workload on a topology");
   run->add_option("--topology,-t", opt->request.topology_file, "Topology YAML (topologies/*.yaml)")
       ->required();
-  run->add_option("--workload,-w", opt->request.workload_file, "Workload YAML (workloads/*.yaml)")
-      ->required();
+  run->add_option("--workload,-w", opt->request.workload_file,
+                  "Workload YAML (workloads/*.yaml); optional with --hf-config / --megatron-args");
   run->add_option("--set,-s", opt->request.sets,
                   "Override any YAML key by its dotted path, prefixed topology. or workload.\n"
                   "e.g. --set workload.parallel.pp=16 --set topology.nodes=128 (repeatable)");
@@ -159,6 +161,7 @@ void add_run_command(CLI::App& app) {
   run->add_option(
       "--job-nodes", opt->job_nodes,
       "With --job: explicit servers per job, in job order, e.g. --job-nodes 0-15 --job-nodes 16-23");
+  add_job_import_options(*run, opt->imports);
   run->add_flag("--quiet,-q", opt->quiet, "Print nothing but errors");
   run->footer(
       "Prints step time, TFLOP/s per device, MFU, memory per device and where the time went\n"
@@ -168,6 +171,7 @@ void add_run_command(CLI::App& app) {
       "reported with status out_of_memory.\n"
       "Exit status: 0 on success, 2 on bad input (the message names the file, line and field).");
   run->callback([opt, run] {
+    apply_job_import(opt->imports, opt->request.workload_file, opt->request.sets, opt->quiet);
     if (!opt->jobs.empty() || !opt->job_nodes.empty())
       return run_shared_fabric(*opt, run->count("--goodput") > 0);
     // --goodput: its profile and --set goodput.* are read before the simulation, so that a bad key is

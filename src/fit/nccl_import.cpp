@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
 #include <fstream>
 
 #include "podsim/fit/collective_geometry.hpp"
@@ -57,7 +58,44 @@ std::vector<calibration::Provenance> fabric_provenance(const NcclImport& r,
   return prov;
 }
 
+// "NVIDIA A100-SXM4-80GB" (what CUDA names the GPU) against a device spec named "A100-SXM4-80GB".
+bool same_gpu(const std::string& log_device, const std::string& device) {
+  auto squash = [](std::string s) {
+    std::string out;
+    for (char c : s)
+      if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(c));
+    if (out.rfind("nvidia", 0) == 0) out = out.substr(6);
+    return out;
+  };
+  std::string a = squash(log_device), b = squash(device);
+  return a.empty() || b.empty() || a.find(b) != std::string::npos || b.find(a) != std::string::npos;
+}
+
 }  // namespace
+
+std::vector<std::string> log_topology_mismatch(const calibration::NcclTestsLog& log,
+                                               const std::string& topology_name, int topology_nodes,
+                                               int devices_per_node, const std::string& device) {
+  std::vector<std::string> w;
+  std::string where = fmt::format("{}:{}", log.file, log.first_line);
+  int per_host = log.nodes > 0 ? log.ranks / log.nodes : log.ranks;
+  if (per_host < devices_per_node)
+    w.push_back(
+        fmt::format("{}: {} GPU(s) per host, but a server of {} has {}: fitted as the first {} GPUs of "
+                    "each server (is this the machine the log was measured on?)",
+                    where, per_host, topology_name, devices_per_node, per_host));
+  if (log.nodes < topology_nodes)
+    w.push_back(
+        fmt::format("{}: the log spans {} host(s), the topology {} servers: fitted on the first {} "
+                    "(links beyond them are not measured by this log)",
+                    where, log.nodes, topology_nodes, log.nodes));
+  if (!same_gpu(log.device, device))
+    w.push_back(
+        fmt::format("{}: the log's GPU is {}, the topology's {}: is --topology the machine the log "
+                    "was measured on?",
+                    where, log.device, device));
+  return w;
+}
 
 NcclImport import_nccl_tests(const NcclImportRequest& req) {
   auto topo = topology::load_topology(req.topology, req.topology_sets);
@@ -73,6 +111,8 @@ NcclImport import_nccl_tests(const NcclImportRequest& req) {
   std::vector<calibration::CollectiveGeometry> geometry;
   for (const auto& log : r.tests) {
     collectives.push_back(measured_collective(topo, log));
+    for (auto& w : log_topology_mismatch(log, topo.name, topo.nodes, topo.devices_per_node, topo.device.name))
+      r.warnings.push_back(std::move(w));
     geometry.push_back(collective_geometry(topo, collectives.back()));
   }
   calibration::FabricFitOptions fo;

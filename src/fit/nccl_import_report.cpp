@@ -75,6 +75,7 @@ std::string nccl_import_report(const NcclImport& r) {
   out += per_range_text(r.fit);
   out += profile_text(r.fit.profile);
   for (const auto& n : r.fit.notes) out += fmt::format("note: {}\n", n);
+  for (const auto& w : r.warnings) out += fmt::format("warning: {}\n", w);
   return out;
 }
 

@@ -240,6 +240,24 @@ class NcclTestsLogParser {
   bool in_table_ = false;
 };
 
+// Job launchers' output prefixes: `srun -l` ("0: ", the task number, padded) and `mpirun --tag-output`
+// ("[1,0]<stdout>:", job and rank). Only rank 0 of an MPI nccl-tests prints the results (the Rank lines are
+// gathered to it), so the lines of the lowest tagged task are kept and the other tasks' lines (NCCL INFO,
+// or whole tables of independent non-MPI runs) dropped.
+struct Tagged {
+  int task = -1;  // -1: the line has no prefix
+  std::string text;
+};
+
+Tagged strip_launcher_prefix(const std::string& line) {
+  static const std::regex srun(R"(^\s*(\d{1,6}): ?)");
+  static const std::regex mpirun(R"(^\[\d+,(\d{1,6})\]<std(?:out|err)>: ?)");
+  std::smatch m;
+  if (std::regex_search(line, m, mpirun) || std::regex_search(line, m, srun))
+    return {std::stoi(m[1].str()), line.substr(static_cast<size_t>(m[0].length()))};
+  return {-1, line};
+}
+
 }  // namespace
 
 std::string to_podsim_collective(const std::string& raw) {
@@ -257,7 +275,16 @@ std::string to_podsim_collective(const std::string& raw) {
 std::vector<NcclTestsLog> parse_nccl_tests_log(const std::string& text, const std::string& name,
                                                const std::string& op_override) {
   NcclTestsLogParser parser(name, op_from_override(op_override));
-  for (const auto& [lineno, line] : numbered_lines(text)) parser.line(lineno, line);
+  auto lines = numbered_lines(text);
+  std::vector<Tagged> tagged;
+  int first_task = -1;
+  for (const auto& [lineno, line] : lines) {
+    tagged.push_back(strip_launcher_prefix(line));
+    if (tagged.back().task >= 0 && (first_task < 0 || tagged.back().task < first_task))
+      first_task = tagged.back().task;
+  }
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (tagged[i].task < 0 || tagged[i].task == first_task) parser.line(lines[i].number, tagged[i].text);
   return parser.finish();
 }
 
@@ -333,6 +360,7 @@ std::vector<NcclTestsLog> read_nccl_tests_log(const std::string& path, const std
   std::stringstream ss;
   ss << in.rdbuf();
   if (is_calib_nccl_csv(ss.str())) return parse_calib_nccl_csv(ss.str(), path);
+  if (is_nccl_tests_json(ss.str())) return parse_nccl_tests_json(ss.str(), path, op);
   return parse_nccl_tests_log(ss.str(), path, op);
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "podsim/fit/fabric_fit.hpp"
+#include "podsim/fit/nccl_tests_log.hpp"
 
 namespace podsim::fit {
 
@@ -34,7 +35,16 @@ struct NcclImport {
   std::string topology_name;
   std::vector<calibration::NcclTestsLog> tests;  // one per test found in the logs
   calibration::FabricFitResult fit;              // fit.profile has its provenance
+  // Where a log's GPUs or hosts do not match the topology it is fitted to (fewer GPUs per host than a
+  // server has, fewer hosts than the topology's, another GPU model): the fit still runs, on the first
+  // hosts and GPUs of the topology, and says so.
+  std::vector<std::string> warnings;
 };
+
+// The warnings above for one log on one topology (empty when they match).
+std::vector<std::string> log_topology_mismatch(const calibration::NcclTestsLog& log,
+                                               const std::string& topology_name, int topology_nodes,
+                                               int devices_per_node, const std::string& device);
 
 // Reads the logs and the topology and fits. Throws InputError on bad input (unreadable or malformed log,
 // a log whose ranks do not fit the topology, a log podsim cannot use).

@@ -43,8 +43,16 @@ std::string to_podsim_collective(const std::string& name);
 bool is_calib_nccl_csv(const std::string& text);
 std::vector<NcclTestsLog> parse_calib_nccl_csv(const std::string& text, const std::string& name);
 
-// Throws InputError naming file and line: unreadable file, no result table, a truncated or malformed
-// row, sizes that do not increase within one test, an unknown collective. `op` overrides the collective
+// nccl-tests' JSON output (-J FILE.json, nccl-tests 2.17+): one test per file (nccl_tests_json.cpp);
+// rows' `line` is the index in "results" + 1. read_nccl_tests_log tells it apart by a leading '{'.
+bool is_nccl_tests_json(const std::string& text);
+std::vector<NcclTestsLog> parse_nccl_tests_json(const std::string& text, const std::string& name,
+                                                const std::string& op = "");
+
+// Lines prefixed by `srun -l` ("0: ") or `mpirun --tag-output` ("[1,0]<stdout>:") are read without the
+// prefix, keeping the lowest task's lines. Throws InputError naming file and line: unreadable file, no result
+// table, a truncated or malformed row, sizes that do not increase within one test, an unknown collective.
+// `op` overrides the collective
 // ("" = from the log or the file name).
 std::vector<NcclTestsLog> read_nccl_tests_log(const std::string& path, const std::string& op = "");
 std::vector<NcclTestsLog> parse_nccl_tests_log(const std::string& text, const std::string& name,

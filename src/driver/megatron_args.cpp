@@ -1,0 +1,350 @@
+// Megatron-LM arguments -> transformer_lm overrides (megatron_args.hpp). Defaults are Megatron-LM's where
+// an argument implies a value podsim needs (--num-query-groups 1, --moe-router-topk 2,
+// --make-vocab-size-divisible-by 128); keys the command line does not state stay the workload file's.
+#include "podsim/driver/megatron_args.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <regex>
+#include <set>
+
+#include "megatron_cmdline.hpp"
+#include "podsim/core/error.hpp"
+#include "podsim/core/text_input.hpp"
+
+namespace podsim::driver {
+namespace {
+
+class MegatronMapper {
+ public:
+  MegatronMapper(const MegatronCommandLine& cl, std::string source) : cl_(cl), source_(std::move(source)) {
+    for (const auto& [name, value] : cl.args) args_[name] = value;  // argparse: the last one wins
+  }
+
+  JobImport map() {
+    model();
+    moe();
+    parallel();
+    training();
+    leftovers();
+    return std::move(out_);
+  }
+
+ private:
+  bool has(const std::string& name) {
+    used_.insert(name);
+    return args_.count(name) > 0;
+  }
+  std::optional<std::string> word(const std::string& name) {
+    if (!has(name)) return std::nullopt;
+    const auto& v = args_[name];
+    if (!v) throw InputError(fmt::format("{}: --{} needs a value", source_, name));
+    if (v->find('$') != std::string::npos)
+      throw InputError(
+          fmt::format("{}: --{} {}: an unexpanded shell variable; give the value (e.g. copy the "
+                      "command the script prints with `set -x`)",
+                      source_, name, *v));
+    return v;
+  }
+  std::optional<long long> integer(const std::string& name, long long min = 1) {
+    auto v = word(name);
+    if (!v) return std::nullopt;
+    auto x = parse_finite_number(*v);
+    if (!x || *x != static_cast<double>(static_cast<long long>(*x)) || *x < static_cast<double>(min))
+      throw InputError(fmt::format("{}: --{} {}: expected an integer >= {}", source_, name, *v, min));
+    return static_cast<long long>(*x);
+  }
+  std::optional<double> number(const std::string& name) {
+    auto v = word(name);
+    if (!v) return std::nullopt;
+    auto x = parse_finite_number(*v);
+    if (!x || *x < 0) throw InputError(fmt::format("{}: --{} {}: expected a number >= 0", source_, name, *v));
+    return x;
+  }
+  std::string choice(const std::string& name, const std::map<std::string, std::string>& to_podsim) {
+    auto v = word(name).value_or("");
+    auto it = to_podsim.find(v);
+    if (it != to_podsim.end()) return it->second;
+    std::string valid;
+    for (const auto& [k, p] : to_podsim) valid += (valid.empty() ? "" : ", ") + k;
+    throw InputError(fmt::format("{}: --{} {}: podsim reads {}", source_, name, v, valid));
+  }
+  void set(const std::string& key, const std::string& value) {
+    out_.sets.push_back(fmt::format("workload.{}={}", key, value));
+  }
+  void set(const std::string& key, long long value) { set(key, std::to_string(value)); }
+  void set_int(const std::string& name, const std::string& key, long long min = 1) {
+    if (auto v = integer(name, min)) set(key, *v);
+  }
+  void warn(const std::string& text) { out_.warnings.push_back(fmt::format("{}: {}", source_, text)); }
+  void note(const std::string& text) { out_.notes.push_back(fmt::format("{}: {}", source_, text)); }
+
+  void model();
+  void attention_and_vocab();
+  void moe();
+  void parallel();
+  void virtual_stages();
+  void training();
+  void precision();
+  void leftovers();
+
+  const MegatronCommandLine& cl_;
+  std::string source_;
+  std::map<std::string, std::optional<std::string>> args_;
+  std::set<std::string> used_;
+  JobImport out_;
+};
+
+void MegatronMapper::model() {
+  set_int("num-layers", "model.layers");
+  set_int("hidden-size", "model.hidden");
+  set_int("num-attention-heads", "model.heads");
+  set_int("ffn-hidden-size", "model.ffn_hidden");
+  set_int("kv-channels", "model.head_dim");
+  set_int("seq-length", "model.seq_len");
+  if (has("swiglu")) set("model.mlp", "swiglu");
+  if (has("squared-relu")) set("model.mlp", "squared_relu");
+  if (has("normalization"))
+    set("model.norm", choice("normalization", {{"LayerNorm", "layernorm"}, {"RMSNorm", "rmsnorm"}}));
+  if (has("use-rotary-position-embeddings")) set("model.position_embedding", "rope");
+  if (has("position-embedding-type")) {
+    std::string p =
+        choice("position-embedding-type",
+               {{"learned_absolute", "learned"}, {"rope", "rope"}, {"none", "rope"}, {"mrope", "rope"}});
+    if (*args_["position-embedding-type"] != "rope" && p == "rope")
+      warn(fmt::format("--position-embedding-type {} costed as rope (no parameters)",
+                       *args_["position-embedding-type"]));
+    set("model.position_embedding", p);
+  }
+  if (auto m = integer("max-position-embeddings"))
+    note(
+        fmt::format("--max-position-embeddings {} ignored: the sequence is --seq-length (a learned position "
+                    "table is costed seq_len x hidden)",
+                    *m));
+  if (has("untie-embeddings-and-output-weights")) set("model.tied_embeddings", "false");
+  if (has("disable-bias-linear")) set("model.linear_bias", "false");
+  if (has("add-bias-linear")) set("model.linear_bias", "true");
+  auto hidden = number("hidden-dropout"), attn = number("attention-dropout");
+  if (hidden && attn && *hidden != *attn)
+    warn(
+        fmt::format("--hidden-dropout {} and --attention-dropout {} differ; podsim has one model.dropout "
+                    "(activation memory only): took {}",
+                    *hidden, *attn, *hidden));
+  if (hidden || attn) set("model.dropout", fmt::format("{}", hidden ? *hidden : *attn));
+  if (has("qk-layernorm")) warn("--qk-layernorm: its 2 x head_dim parameters a layer are not counted");
+  attention_and_vocab();
+}
+
+void MegatronMapper::attention_and_vocab() {
+  if (has("group-query-attention"))
+    set("model.kv_heads", integer("num-query-groups").value_or(1));  // Megatron's default: 1 group
+  else if (has("num-query-groups"))
+    note("--num-query-groups ignored without --group-query-attention (as Megatron-LM does)");
+  if (has("multi-latent-attention")) {
+    set("model.attention", "mla");
+    set("model.q_lora_rank", integer("q-lora-rank", 0).value_or(0));  // None in Megatron: no query latent
+    set("model.kv_lora_rank", integer("kv-lora-rank").value_or(32));
+    set("model.qk_nope_head_dim", integer("qk-head-dim").value_or(128));
+    set("model.qk_rope_head_dim", integer("qk-pos-emb-head-dim").value_or(64));
+    set("model.v_head_dim", integer("v-head-dim").value_or(128));
+  }
+  set_int("mtp-num-layers", "model.mtp_layers", 0);
+  if (auto v = integer("vocab-size")) {
+    // Megatron pads the vocabulary to a multiple of make-vocab-size-divisible-by x tp (training/tokenizer).
+    long long multiple = integer("make-vocab-size-divisible-by").value_or(128) *
+                         integer("tensor-model-parallel-size").value_or(1);
+    long long padded = (*v + multiple - 1) / multiple * multiple;
+    if (padded != *v)
+      note(fmt::format("--vocab-size {} padded to {} (a multiple of {}), as Megatron-LM pads it", *v, padded,
+                       multiple));
+    set("model.vocab", padded);
+  } else {
+    note("no --vocab-size (the tokenizer decides it): model.vocab stays the workload's");
+  }
+}
+
+void MegatronMapper::moe() {
+  auto experts = integer("num-experts");
+  if (!experts) return;
+  set("moe.experts", *experts);
+  set("moe.top_k", integer("moe-router-topk").value_or(2));  // Megatron's default
+  set_int("moe-ffn-hidden-size", "moe.ffn_hidden");
+  if (auto shared = integer("moe-shared-expert-intermediate-size")) {
+    set("moe.shared_experts", 1);
+    set("moe.shared_ffn_hidden", *shared);
+  }
+  if (auto f = word("moe-layer-freq")) {
+    static const std::regex dense_then_moe(R"(\(?\[0\]\*(\d+)\+\[1\]\*(\d+)\)?)");
+    std::smatch m;
+    if (auto n = parse_finite_number(*f); n && *n >= 1)
+      set("moe.layer_freq", static_cast<long long>(*n));
+    else if (std::regex_match(*f, m, dense_then_moe))
+      set("moe.first_dense_layers", m[1].str());
+    else
+      warn(
+          fmt::format("--moe-layer-freq {}: only an integer or ([0]*N+[1]*M) is represented; the "
+                      "workload's moe.layer_freq / first_dense_layers stay",
+                      *f));
+  }
+  if (has("moe-router-score-function"))
+    set("moe.router", choice("moe-router-score-function", {{"softmax", "softmax"}, {"sigmoid", "sigmoid"}}));
+  if (has("moe-token-dispatcher-type")) {
+    std::string d = choice("moe-token-dispatcher-type",
+                           {{"alltoall", "alltoall"}, {"allgather", "allgather"}, {"flex", "alltoall"}});
+    if (*args_["moe-token-dispatcher-type"] == "flex")
+      warn("--moe-token-dispatcher-type flex (DeepEP) costed as alltoall");
+    set("moe.dispatcher", d);
+  }
+  if (auto cf = number("moe-expert-capacity-factor")) set("moe.capacity_factor", fmt::format("{}", *cf));
+  if (has("moe-shared-expert-overlap")) set("moe.overlap", "dispatch");
+}
+
+void MegatronMapper::parallel() {
+  set_int("tensor-model-parallel-size", "parallel.tp");
+  set_int("pipeline-model-parallel-size", "parallel.pp");
+  set_int("context-parallel-size", "parallel.cp");
+  set_int("expert-model-parallel-size", "parallel.ep");
+  set_int("expert-tensor-parallel-size", "parallel.etp");
+  virtual_stages();
+  if (has("sequence-parallel")) set("parallel.sequence_parallel", "true");
+  if (has("use-distributed-optimizer")) set("parallel.zero", 1);
+  bool fsdp = has("use-megatron-fsdp") | has("use-torch-fsdp2");
+  if (has("data-parallel-sharding-strategy"))
+    set("parallel.zero",
+        choice("data-parallel-sharding-strategy",
+               {{"no_shard", "0"}, {"optim", "1"}, {"optim_grads", "2"}, {"optim_grads_params", "3"}}));
+  else if (fsdp)
+    set("parallel.zero", 3);  // FSDP shards parameters, gradients and optimizer state
+  if (has("overlap-grad-reduce") | has("overlap-param-gather")) set("parallel.dp_overlap", "true");
+  if (has("overlap-grad-reduce") != has("overlap-param-gather"))
+    note("podsim's parallel.dp_overlap overlaps both the gradient reduction and the parameter gather");
+  if (has("tp-comm-overlap")) set("parallel.tp_overlap", "true");
+  if (has("account-for-embedding-in-pipeline-split")) set("parallel.embedding_in_pipeline_split", "true");
+  if (has("account-for-loss-in-pipeline-split")) set("parallel.loss_in_pipeline_split", "true");
+}
+
+// Megatron-LM states model chunks per stage directly (--num-virtual-stages-per-pipeline-rank; NeMo calls
+// it virtual_pipeline_model_parallel_size) or as layers per chunk.
+void MegatronMapper::virtual_stages() {
+  auto v = integer("num-virtual-stages-per-pipeline-rank");
+  if (!v) v = integer("virtual-pipeline-model-parallel-size");
+  if (auto per_chunk = integer("num-layers-per-virtual-pipeline-stage")) {
+    auto layers = integer("num-layers");
+    long long pp = integer("pipeline-model-parallel-size").value_or(1);
+    if (!layers || *layers % (pp * *per_chunk))
+      throw InputError(
+          fmt::format("{}: --num-layers-per-virtual-pipeline-stage {} needs --num-layers divisible "
+                      "by it x --pipeline-model-parallel-size {}",
+                      source_, *per_chunk, pp));
+    v = *layers / (pp * *per_chunk);
+  }
+  long long pp = integer("pipeline-model-parallel-size").value_or(1);
+  if (v && *v > 1) {
+    set("parallel.schedule", "interleaved");
+    set("parallel.virtual_stages", *v);
+  } else if (pp > 1 || v) {
+    set("parallel.schedule", "1f1b");
+    set("parallel.virtual_stages", 1);
+  }
+}
+
+void MegatronMapper::training() {
+  set_int("micro-batch-size", "training.micro_batch");
+  set_int("global-batch-size", "training.global_batch");
+  if (has("recompute-granularity"))
+    set("training.recompute",
+        choice("recompute-granularity", {{"full", "full"}, {"selective", "selective"}}));
+  auto method = word("recompute-method");
+  auto n = integer("recompute-num-layers");
+  if ((method && *method == "block") || (n && *n != 1))
+    warn(
+        fmt::format("--recompute-method {} --recompute-num-layers {}: podsim's full recomputation recomputes "
+                    "every layer (Megatron's uniform with 1 layer per group)",
+                    method.value_or("uniform"), n ? std::to_string(*n) : "-"));
+  precision();
+  if (has("no-gradient-accumulation-fusion")) set("training.grad_accumulation", "fp32");
+  if (has("accumulate-allreduce-grads-in-fp32")) set("training.grad_reduce_precision", "fp32");
+  if (has("grad-reduce-in-bf16")) set("training.grad_reduce_precision", "bf16");
+  if (has("use-flash-attn")) set("training.attention", "flash");
+  if (has("attention-backend"))
+    set("training.attention", choice("attention-backend", {{"flash", "flash"},
+                                                           {"fused", "flash"},
+                                                           {"unfused", "unfused"},
+                                                           {"local", "unfused"},
+                                                           {"auto", "auto"}}));
+}
+
+void MegatronMapper::precision() {
+  // fp8 / fp4 are GEMM formats beside --bf16 (which Megatron requires with them): the format wins.
+  bool bf16 = has("bf16"), fp16 = has("fp16");
+  if (has("fp4-format")) {
+    word("fp4-format");
+    auto recipe = word("fp4-recipe").value_or("nvfp4");
+    if (recipe != "nvfp4")
+      throw InputError(fmt::format("{}: --fp4-recipe {}: podsim reads nvfp4", source_, recipe));
+    set("training.precision", "nvfp4");
+  } else if (has("fp8-format")) {
+    word("fp8-format");
+    std::string p =
+        has("fp8-recipe")
+            ? choice(
+                  "fp8-recipe",
+                  {{"delayed", "fp8"}, {"tensorwise", "fp8"}, {"blockwise", "fp8_block"}, {"mxfp8", "mxfp8"}})
+            : "fp8";
+    set("training.precision", p);
+  } else if (bf16) {
+    set("training.precision", "bf16");
+  } else if (fp16) {
+    set("training.precision", "fp16");
+  } else {
+    note(
+        "no --bf16, --fp16 or --fp8-format (Megatron-LM would train in fp32): training.precision stays the "
+        "workload's");
+  }
+}
+
+void MegatronMapper::leftovers() {
+  std::string ignored, not_modelled, unknown;
+  auto add = [](std::string& list, const std::string& name) {
+    list += (list.empty() ? "--" : ", --") + name;
+  };
+  std::set<std::string> listed;
+  for (const auto& [name, value] : cl_.args) {
+    if (used_.count(name) || !listed.insert(name).second) continue;
+    switch (classify_megatron_arg(name)) {
+      case MegatronArgKind::ignored: add(ignored, name); break;
+      case MegatronArgKind::not_modelled: add(not_modelled, name); break;
+      case MegatronArgKind::unknown: add(unknown, name); break;
+    }
+  }
+  if (!ignored.empty()) note("ignored (they do not change a step's time or memory): " + ignored);
+  if (!not_modelled.empty())
+    warn("Megatron-LM arguments podsim does not model (their effect is missing): " + not_modelled);
+  if (!unknown.empty()) warn("arguments podsim does not understand (not applied): " + unknown);
+  if (!cl_.stray.empty()) {
+    std::string words;
+    for (const auto& w : cl_.stray) words += (words.empty() ? "" : " ") + w;
+    warn("words that are no --argument or value (not applied): " + words);
+  }
+  if (!cl_.launcher.empty()) {
+    std::string words;
+    for (const auto& w : cl_.launcher) words += (words.empty() ? "" : " ") + w;
+    note(fmt::format("launcher before {} ignored ({}): the topology decides the devices, dp: auto uses them",
+                     cl_.script, words));
+  }
+}
+
+}  // namespace
+
+JobImport parse_megatron_args(const std::string& command_line, const std::string& source) {
+  return MegatronMapper(parse_megatron_command_line(command_line), source).map();
+}
+
+JobImport read_megatron_args(const std::string& text) {
+  if (!text.empty() && text[0] == '@')
+    return parse_megatron_args(read_text_file(text.substr(1)), text.substr(1));
+  return parse_megatron_args(text, "--megatron-args");
+}
+
+}  // namespace podsim::driver

@@ -1,0 +1,131 @@
+// --megatron-args: a real Megatron-LM launch command (tests/data/megatron, from the repository's
+// examples) gives the Llama 3 8B preset's model and its layout keys; every argument is applied, ignored
+// with a note, or listed in a warning; bad values name the argument.
+#include <gtest/gtest.h>
+
+#include "podsim/core/config_node.hpp"
+#include "podsim/driver/megatron_args.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
+#include "test_helpers.hpp"
+
+using namespace podsim;
+using namespace podsim::workload;
+using podsim::testing::error_of;
+using podsim::testing::source_path;
+
+namespace {
+
+// On 8 devices (the presets' dp: auto then fills one server; the MoE presets state their layouts).
+WorkloadConfig with_overrides(const std::string& file, const std::vector<std::string>& sets,
+                              int devices = 8) {
+  ConfigNode root = ConfigNode::load_file(source_path(file));
+  for (const auto& s : sets) {
+    auto eq = s.find('=');
+    root.apply_override(s.substr(9, eq - 9), s.substr(eq + 1), s);
+  }
+  return read_transformer_workload(root, devices, 8);
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string all;
+  for (const auto& l : lines) all += l + "\n";
+  return all;
+}
+
+bool has_set(const driver::JobImport& imp, const std::string& set) {
+  return std::find(imp.sets.begin(), imp.sets.end(), set) != imp.sets.end();
+}
+
+}  // namespace
+
+TEST(MegatronArgs, Llama3ExampleGivesThePresetModel) {
+  auto imp = driver::read_megatron_args("@" + source_path("tests/data/megatron/llama3-8b-h100-fp8.sh"));
+  WorkloadConfig got = with_overrides("workloads/base-llm.yaml", imp.sets);
+  WorkloadConfig want = with_overrides("workloads/llama3-8b.yaml", {}, 8);
+  EXPECT_DOUBLE_EQ(total_params(got.model), total_params(want.model));
+  EXPECT_EQ(got.model.kv_heads, 8);
+  EXPECT_EQ(got.model.seq_len, 8192);  // --seq-length, not --max-position-embeddings
+  EXPECT_EQ(got.training.global_batch, 128);
+  EXPECT_EQ(got.training.micro_batch, 1);
+  EXPECT_EQ(got.parallel.zero, 1);       // --use-distributed-optimizer
+  EXPECT_TRUE(got.parallel.dp_overlap);  // --overlap-grad-reduce / --overlap-param-gather
+  EXPECT_TRUE(got.parallel.sequence_parallel);
+  EXPECT_EQ(got.training.precision, topology::Precision::fp8);  // --fp8-format hybrid (quoted as one word)
+  for (const char* s : {"workload.training.grad_reduce_precision=bf16", "workload.training.attention=flash",
+                        "workload.model.dropout=0"})
+    EXPECT_TRUE(has_set(imp, s)) << s;
+  std::string notes = joined(imp.notes), warnings = joined(imp.warnings);
+  EXPECT_NE(notes.find("--lr"), std::string::npos) << notes;  // ignored, and said so
+  EXPECT_NE(notes.find("launcher before pretrain_gpt.py"), std::string::npos) << notes;
+  EXPECT_NE(warnings.find("--cross-entropy-loss-fusion"), std::string::npos) << warnings;  // not modelled
+  EXPECT_NE(warnings.find("--fp8-param-gather"), std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find("--bf16"), std::string::npos)
+      << warnings;  // read: fp8 is the GEMM format beside it
+}
+
+TEST(MegatronArgs, ParallelLayoutAndVirtualStages) {
+  auto imp = driver::parse_megatron_args(
+      "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --tensor-model-parallel-size 8 "
+      "--pipeline-model-parallel-size 16 --num-layers-per-virtual-pipeline-stage 2 --context-parallel-size 2 "
+      "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1 "
+      "--vocab-size 50257 --fp16 --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads",
+      "cmd");
+  for (const char* s :
+       {"workload.parallel.tp=8", "workload.parallel.pp=16", "workload.parallel.cp=2",
+        "workload.parallel.schedule=interleaved", "workload.parallel.virtual_stages=3",
+        "workload.training.recompute=full", "workload.training.precision=fp16", "workload.parallel.zero=2",
+        // Megatron pads the vocabulary to a multiple of 128 x tp = 1024
+        "workload.model.vocab=51200"})
+    EXPECT_TRUE(has_set(imp, s)) << s << "\n" << joined(imp.sets);
+  EXPECT_TRUE(imp.warnings.empty()) << joined(imp.warnings);
+  auto moe = driver::parse_megatron_args(
+      "--num-experts 64 --moe-ffn-hidden-size 1408 --moe-layer-freq '([0]*1+[1]*27)' "
+      "--moe-router-score-function sigmoid --moe-token-dispatcher-type alltoall --expert-model-parallel-size "
+      "8",
+      "cmd");
+  for (const char* s :
+       {"workload.moe.experts=64", "workload.moe.top_k=2", "workload.moe.ffn_hidden=1408",
+        "workload.moe.first_dense_layers=1", "workload.moe.router=sigmoid", "workload.parallel.ep=8"})
+    EXPECT_TRUE(has_set(moe, s)) << s << "\n" << joined(moe.sets);
+}
+
+TEST(MegatronArgs, UnknownAndUnmodelledArgumentsAreListed) {
+  auto imp = driver::parse_megatron_args(
+      "--num-layers 2 --hiden-size 64 --recompute-granularity full --recompute-method block "
+      "--recompute-num-layers 4 --moe-grouped-gemm stray --bf16",
+      "cmd");
+  std::string w = joined(imp.warnings);
+  EXPECT_NE(w.find("does not understand (not applied): --hiden-size"), std::string::npos) << w;
+  EXPECT_NE(w.find("--recompute-method block --recompute-num-layers 4"), std::string::npos) << w;
+  EXPECT_NE(w.find("stray"), std::string::npos) << w;
+  // --num-query-groups without --group-query-attention is ignored, as Megatron-LM does.
+  auto gqa = driver::parse_megatron_args("--num-query-groups 8", "cmd");
+  EXPECT_FALSE(has_set(gqa, "workload.model.kv_heads=8"));
+  EXPECT_TRUE(has_set(driver::parse_megatron_args("--group-query-attention --num-query-groups 8", "cmd"),
+                      "workload.model.kv_heads=8"));
+}
+
+TEST(MegatronArgs, BadValuesNameTheArgument) {
+  EXPECT_NE(error_of([] {
+              driver::parse_megatron_args("--num-layers x", "cmd");
+            }).find("cmd: --num-layers x: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              driver::parse_megatron_args("--num-layers $NUM_LAYERS", "cmd");
+            }).find("unexpanded shell variable"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              driver::parse_megatron_args("--normalization BatchNorm", "cmd");
+            }).find("podsim reads LayerNorm, RMSNorm"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { driver::parse_megatron_args("--split '99,1", "cmd"); }).find("unterminated"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of([] {
+        driver::parse_megatron_args(
+            "--num-layers 30 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2",
+            "cmd");
+      }).find("--num-layers-per-virtual-pipeline-stage 2"),
+      std::string::npos);
+}

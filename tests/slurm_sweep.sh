@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A sweep as a Slurm job array on a real one-node Slurm started here (recipe: ../shared/notes/slurm-one-node.md):
 # `podsim sweep --slurm` submits one task per shard, `podsim merge` joins them, and the merged results.csv
-# must equal a single-machine run of the same study. Skipped (exit 77) where Slurm cannot be installed.
+# must equal a single-machine run of the same study; `podsim plan --slurm` likewise (its merged ranking must be
+# the local search's). Skipped (exit 77) where Slurm cannot be installed.
 set -u
 PODSIM=$(readlink -f "${PODSIM:-build/podsim}")
 STUDY=tests/data/study-small.yaml
@@ -81,4 +82,28 @@ if cmp -s "$tmp/out/array/results.csv" "$tmp/out/local/results.csv"; then
   echo "ok   Slurm job array + merge equals a single-machine sweep"
 else
   echo "FAIL merged Slurm results differ from the single-machine run"; diff "$tmp/out/array/results.csv" "$tmp/out/local/results.csv" | head; exit 1
+fi
+
+# podsim plan on the same Slurm: three shards, merged; the ranked rows must be those of one local search.
+plan_args=(-t topologies/dgx-h100-superpod.yaml -w workloads/llama3-8b.yaml --set topology.nodes=2
+           --set 'workload.parallel.tp=[1, 2, 4]' --set 'workload.parallel.pp=[1, 2, 4]'
+           --set 'workload.training.micro_batch=[1, 2]' --set workload.training.global_batch=32
+           --set workload.model.seq_len=4096 --as-written --top 3)
+out=$("$PODSIM" plan "${plan_args[@]}" --out "$tmp/out/plan-array" --slurm --slurm-shards 3 2>&1)
+echo "$out"
+job=$(grep -o 'job array [0-9]*' <<<"$out" | awk '{print $3}')
+[ -n "$job" ] || { echo "FAIL podsim plan --slurm did not submit"; exit 1; }
+for _ in $(seq 1 240); do
+  [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && break
+  sleep 0.5
+done
+[ -z "$(squeue -h -j "$job" 2>/dev/null)" ] || { echo "FAIL the plan job array did not finish in 2 minutes"; exit 1; }
+"$PODSIM" merge "$tmp/out/plan-array" > /dev/null || { echo "FAIL podsim merge of plan shards"; cat "$tmp"/out/plan-array/slurm-*.out; exit 1; }
+"$PODSIM" plan "${plan_args[@]}" --out "$tmp/out/plan-local" --quiet > /dev/null
+ranked() { awk -F, 'NR > 1 && $1 != "" && $1 <= 3 { print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }' "$1"; }
+if [ -n "$(ranked "$tmp/out/plan-local/plan.csv")" ] &&
+   [ "$(ranked "$tmp/out/plan-array/plan.csv")" = "$(ranked "$tmp/out/plan-local/plan.csv")" ]; then
+  echo "ok   Slurm plan shards + merge rank what one local search ranks"
+else
+  echo "FAIL merged plan differs from the local search"; ranked "$tmp/out/plan-array/plan.csv"; ranked "$tmp/out/plan-local/plan.csv"; exit 1
 fi

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   podsim::cli::add_plan_command(app);
   podsim::cli::add_calibrate_command(app);
   podsim::cli::add_version_command(app);
+  podsim::cli::add_examples(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -20,3 +20,10 @@ std::string command_list(const CLI::App& app);
 void add_version_command(CLI::App& app);
 
 }  // namespace podsim::cli
+
+namespace podsim::cli {
+
+// Appends "Examples:" with real command lines to the --help of each command (examples.cpp).
+void add_examples(CLI::App& app);
+
+}  // namespace podsim::cli

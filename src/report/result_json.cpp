@@ -141,7 +141,8 @@ std::string result_json(const RunResult& r) {
                  {"hosts", r.replay.hosts},
                  {"links", r.replay.links},
                  {"tasks", r.plan.graph.tasks.size()}};
-  return j.dump(2) + "\n";
+  // replace: a command line or path that is not UTF-8 (file names are bytes) must not abort the dump.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace podsim::report

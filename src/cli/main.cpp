@@ -6,12 +6,16 @@
 
 #include "podsim/cli/commands.hpp"
 #include "podsim/cli/exit_status.hpp"
+#include "podsim/cli/unknown_command.hpp"
+#include "podsim/core/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
       "podsim: simulate one training step of a large model on a cluster and predict its step time,\n"
       "TFLOP/s per device, MFU, memory per device and where the time goes."};
   app.name("podsim");
+  podsim::record_command_line(argc, argv);
+  app.set_version_flag("--version", podsim::version(), "Print podsim's version and exit");
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
@@ -32,9 +36,15 @@ int main(int argc, char** argv) {
   podsim::cli::add_sweep_command(app);
   podsim::cli::add_plan_command(app);
   podsim::cli::add_calibrate_command(app);
+  podsim::cli::add_version_command(app);
+  podsim::cli::add_examples(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (auto message = podsim::cli::unknown_command_message(app, e)) {
+      std::fprintf(stderr, "podsim: error: %s\n", message->c_str());
+      return 2;
+    }
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   } catch (const std::exception& e) {

@@ -15,6 +15,7 @@
 #include "podsim/network/link_load.hpp"
 #include "podsim/plan/task_graph.hpp"
 #include "podsim/topology/loader.hpp"
+#include "podsim/topology/resize_hint.hpp"
 #include "podsim/topology/torus.hpp"
 
 namespace podsim::driver {
@@ -26,9 +27,8 @@ std::vector<int> rank_devices(const topology::Topology& topo, int devices, int p
   for (int i = 0; static_cast<int>(group.size()) < devices; ++i) {
     int node = i / per_node, local = i % per_node;
     if (node >= topo.nodes)
-      throw InputError(
-          fmt::format("--devices {}: only {} servers x {} ranks available; add --set topology.nodes=N",
-                      devices, topo.nodes, per_node));
+      throw InputError(fmt::format("--devices {}: only {} servers x {} ranks available; add {}", devices,
+                                   topo.nodes, per_node, topology::resize_hint(topo)));
     group.push_back(node * topo.devices_per_node + local);
   }
   return group;
@@ -119,6 +119,17 @@ double parse_bytes(const std::string& text, const std::string& flag) {
   return value * scale;
 }
 
+// An --algorithm the collective does not have would silently run another one: an error instead.
+void check_algorithm(const network::Collective& c, const std::string& asked) {
+  if (c.algorithm == network::Algorithm::automatic) return;
+  auto valid = network::algorithms_for(c.kind);
+  if (std::find(valid.begin(), valid.end(), c.algorithm) != valid.end()) return;
+  std::string names = "auto";
+  for (auto a : valid) names += std::string(", ") + network::to_string(a);
+  throw InputError(fmt::format("--algorithm {}: {} does not run {}; valid: {}", asked,
+                               network::to_string(c.kind), asked, names));
+}
+
 CollectiveTiming time_collective(const CollectiveRequest& request) {
   auto topo = topology::load_topology(request.topology_file, request.topology_sets);
   network::Collective c;
@@ -130,6 +141,7 @@ CollectiveTiming time_collective(const CollectiveRequest& request) {
     throw InputError(std::string("--op/--algorithm/--protocol: ") + e.what());
   }
   check_protocol(topo, c, request.protocol);
+  check_algorithm(c, request.algorithm);
   int devices = request.devices;
   // send_recv is one transfer between two ranks: any other count would be silently ignored.
   if (c.kind == network::CollectiveKind::send_recv) {
@@ -151,6 +163,11 @@ CollectiveTiming time_collective(const CollectiveRequest& request) {
   c.group = rank_devices(topo, devices, per_node);
   double first = parse_bytes(request.bytes, "--bytes");
   double last = request.max_bytes.empty() ? first : parse_bytes(request.max_bytes, "--max-bytes");
+  if (last < first)
+    throw InputError(
+        fmt::format("--max-bytes {}: below --bytes {}; the sweep doubles from --bytes up to "
+                    "--max-bytes, so give --max-bytes at least {}",
+                    request.max_bytes, request.bytes, request.bytes));
   std::vector<double> sizes;
   for (double s = first; s <= last * (1 + 1e-9); s *= 2) sizes.push_back(s);
   if (sizes.size() > 64) throw InputError("--max-bytes: at most 64 sizes per sweep");

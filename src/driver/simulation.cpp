@@ -5,6 +5,7 @@
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/driver/plan.hpp"
+#include "podsim/driver/provenance.hpp"
 #include "podsim/driver/straggler_replay.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/report/invariants.hpp"
@@ -43,6 +44,7 @@ report::RunResult simulate(const RunRequest& request, const Progress& progress) 
     auto r = simulate(topo, *model, progress);
     r.topology_file = request.topology_file;
     r.workload_file = request.workload_file;
+    r.provenance = run_provenance(request, topo);
     return r;
   } catch (const InvariantViolation& e) {
     // Name the inputs as a command line that reproduces the violation.
@@ -117,6 +119,7 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
   }
   report::check_choice(outcomes, chosen);
   if (candidates.size() > 1) {
+    if (chosen >= 0) rows[static_cast<size_t>(chosen)].chosen = true;
     best.search_log = log;
     best.search = rows;
   }

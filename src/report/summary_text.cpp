@@ -25,6 +25,9 @@ std::string human_summary(const RunResult& r) {
                      params.empty() ? "" : fmt::format(" ({}B parameters)", params), r.topology_name,
                      r.devices(), r.topology_devices, r.device_name);
   if (!p.description.empty()) out += fmt::format("  setup        {}\n", p.description);
+  if (r.devices() > 0 && r.devices() < r.topology_devices)  // e.g. dp: auto chose a divisor of the batch
+    out += fmt::format("  idle         {} of the {} devices run nothing (the parallel layout uses {})\n",
+                       r.topology_devices - r.devices(), r.topology_devices, r.devices());
   double peak_mem = r.memory_per_device();
   if (!r.ok()) {
     out += fmt::format("  status       {}: {}\n", r.status, r.status_detail);

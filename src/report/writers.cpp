@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "podsim/core/csv_writer.hpp"
@@ -155,73 +154,6 @@ std::string breakdown_csv(const RunResult& r) {
     out += line("mean", nullptr, r.memory_per_device());
   }
   return out;
-}
-
-std::string result_json(const RunResult& r) {
-  nlohmann::ordered_json j;
-  nlohmann::ordered_json summary;
-  for (const auto& [k, v] : summary_row(r)) summary[k] = v;
-  j["summary"] = summary;
-  j["status_detail"] = r.status_detail;
-  if (auto shortfall = r.out_of_memory())
-    j["out_of_memory"] = {{"tier", shortfall->tier},
-                          {"needed_GiB", shortfall->needed_bytes / GiB},
-                          {"available_GiB", shortfall->available_bytes / GiB}};
-  j["description"] = r.plan.description;
-  if (const auto& st = r.stragglers)
-    j["stragglers"] = {{"slow_devices", st->slow_devices},
-                       {"slow_replicas", st->slow_replicas},
-                       {"replicas", st->replicas},
-                       {"lockstep_replicas", st->lockstep_replicas},
-                       {"balanced_step_time_s", st->balanced_step},
-                       {"step_time_s", st->step},
-                       {"loss_fraction", st->loss()},
-                       {"gating_replica", st->gating_replica},
-                       {"gating_stage_speed", st->gating_stage_speed},
-                       {"patterns_replayed", st->patterns_simulated},
-                       {"patterns_not_replayed", st->patterns_skipped},
-                       {"slowdowns", st->entries}};
-  j["inputs"] = {{"topology_file", r.topology_file}, {"workload_file", r.workload_file}};
-  nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : r.plan.metrics) metrics[k] = v;
-  j["metrics"] = metrics;
-  nlohmann::ordered_json lanes = nlohmann::ordered_json::array();
-  for (size_t s = 0; s < r.plan.memory.size(); ++s) {
-    const auto& m = r.plan.memory[s];
-    nlohmann::ordered_json st = {
-        {"lane", s < r.plan.graph.lane_names.size() ? r.plan.graph.lane_names[s] : std::to_string(s)},
-        {"memory_GiB",
-         {{"weights", m.weights / GiB},
-          {"gradients", m.gradients / GiB},
-          {"optimizer", m.optimizer / GiB},
-          {"activations", m.activations / GiB},
-          {"buffers", m.buffers / GiB},
-          {"framework", m.framework / GiB},
-          {"total", m.total() / GiB}}}};
-    if (s < r.stages.size()) {
-      nlohmann::ordered_json time;
-      for (Category c : workload::kChargeOrder) time[workload::to_string(c)] = r.stages[s][c];
-      time["idle"] = r.stages[s].idle;
-      st["time_s"] = time;
-    }
-    lanes.push_back(st);
-  }
-  j["lanes"] = lanes;
-  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
-  for (const auto& k : r.plan.kernels)
-    kernels.push_back({{"group", k.group},
-                       {"kernel", k.name},
-                       {"seconds", k.seconds},
-                       {"flops", k.flops},
-                       {"bytes", k.bytes}});
-  j["kernels"] = kernels;
-  j["notes"] = r.plan.notes;
-  j["search"] = r.search_log;
-  j["engine"] = {{"simgrid_parallel_tasks", r.replay.simgrid_activities},
-                 {"hosts", r.replay.hosts},
-                 {"links", r.replay.links},
-                 {"tasks", r.plan.graph.tasks.size()}};
-  return j.dump(2) + "\n";
 }
 
 std::vector<std::string> write_run_outputs(const RunResult& r, const std::string& dir) {

@@ -129,6 +129,7 @@ DeviceSpec read_device_spec(const ConfigNode& device, const std::string& base_di
 void apply_fabric_profile(Topology& topo, const ConfigNode& root, const std::string& base_dir) {
   std::string path = read_profile_file(root, "fabric_profile", "fabric calibration profile", base_dir);
   topo.fabric_profile = calibration::load_fabric_profile(path);
+  topo.fabric_profile_path = path;
   for (const auto& [cls, _] : topo.fabric_profile.link_efficiency) {
     try {
       parse_link_class(cls);

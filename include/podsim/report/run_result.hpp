@@ -8,6 +8,7 @@
 
 #include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
+#include "podsim/report/provenance.hpp"
 #include "podsim/report/straggler_outcome.hpp"
 #include "podsim/workload/step_plan.hpp"
 
@@ -30,6 +31,7 @@ struct SearchRow {
   std::string status;     // ok | out_of_memory | ...
   double step_time = 0;   // seconds; 0 unless status is ok
   double samples_per_step = 0;
+  bool chosen = false;  // the candidate the run reports
 };
 
 struct RunResult {
@@ -52,6 +54,7 @@ struct RunResult {
   std::vector<std::string> plan_link_classes;
   // Slow devices (topology `slowdown:` / `straggler:`): the balanced step and what gates this one.
   std::optional<StragglerOutcome> stragglers;
+  Provenance provenance;  // filled by driver::simulate(RunRequest) for result.json
 
   bool ok() const { return status == "ok"; }
   int devices() const { return plan.devices; }

@@ -101,6 +101,7 @@ class Topology {
   DeviceSpec device;
   calibration::DeviceProfile device_profile;  // how close kernels get to `device`'s peaks
   calibration::FabricProfile fabric_profile;  // how close collectives get to the links' bandwidth
+  std::string fabric_profile_path;            // the file fabric_profile was read from (provenance)
   int nodes = 0;
   int devices_per_node = 0;
   HostSpec host;  // per server; empty unless the topology file describes it

@@ -27,6 +27,27 @@ std::string divisors_up_to(long long n, long long limit) {
   return s;
 }
 
+// dp: auto: the most replicas the devices hold that also divide the batch (global_batch by dp, the
+// per-replica batch by micro_batch, the interleaved schedule's microbatches by pp); the devices beyond
+// dp x tp x cp x pp stay idle (the summary shows "N of M devices").
+int auto_data_parallel(const WorkloadConfig& w, const ConfigNode& train, int most) {
+  const auto& t = w.training;
+  for (int dp = most; dp >= 1; --dp) {
+    if (t.global_batch % dp) continue;
+    long long per_replica = t.global_batch / dp;
+    if (t.micro_batch_auto) return dp;
+    if (per_replica % t.micro_batch) continue;
+    if (w.parallel.schedule == Schedule::interleaved && (per_replica / t.micro_batch) % w.parallel.pp)
+      continue;
+    return dp;
+  }
+  train.fail("global_batch",
+             fmt::format("dp: auto found no data-parallel degree up to {} that divides "
+                         "global_batch={} (with micro_batch={}); change global_batch or set dp",
+                         most, t.global_batch, t.micro_batch));
+  return 1;
+}
+
 // HSDP: the ZeRO shards live inside groups of shard_group data-parallel ranks, replicated across the
 // dp / shard_group groups.
 void validate_shard_group(const ParallelConfig& p, const ConfigNode& par) {
@@ -262,9 +283,10 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
       par.fail("cp", fmt::format("tp*cp*pp = {}*{}*{} = {} is more than the {} devices of the topology",
                                  w.parallel.tp, w.parallel.cp, w.parallel.pp, mp, devices));
     if (mp > devices)
-      par.fail("tp", fmt::format("tp*pp = {}*{} = {} is more than the {} devices of the topology",
+      par.fail("tp", fmt::format("tp*pp = {}*{} = {} is more than the {} devices of the topology; lower a "
+                                 "degree or add nodes (--set topology.nodes=N)",
                                  w.parallel.tp, w.parallel.pp, mp, devices));
-    w.parallel.dp = static_cast<int>(devices / mp);
+    w.parallel.dp = auto_data_parallel(w, root.child("training"), static_cast<int>(devices / mp));
   }
   (void)devices_per_node;
   validate_transformer_workload(w, root, devices);

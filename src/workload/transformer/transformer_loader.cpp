@@ -6,6 +6,7 @@
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/topology/resize_hint.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 
 namespace podsim::workload {
@@ -23,7 +24,12 @@ WorkloadConfig load_workload(const std::string& path, const Overrides& overrides
 
 WorkloadConfig read_transformer_on(const ConfigNode& root, const std::string& file,
                                    const topology::Topology& topo) {
-  WorkloadConfig w = read_transformer_workload(root, topo.compute_device_count(), topo.devices_per_node);
+  WorkloadConfig w;
+  try {
+    w = read_transformer_workload(root, topo.compute_device_count(), topo.devices_per_node);
+  } catch (const InputError& e) {  // "add nodes": TPU slices and wafer clusters are sized by other keys
+    throw InputError(topology::with_resize_hint(e.what(), topo));
+  }
   check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
   resolve_attention(root.child("training"), w.training, topo.device, topo.device_profile.attention.available);
   warn_inconsistent_derived_keys(root.child("model"), w.model, std::cerr);

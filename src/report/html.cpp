@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "podsim/core/units.hpp"
+#include "podsim/report/links_html.hpp"
 #include "podsim/report/writers.hpp"
 
 extern const unsigned char podsim_chartjs[];
@@ -308,7 +309,7 @@ std::string run_report_html(const RunResult& r) {
       r.ok() ? fmt::format("{} — step {:.4g} s, {:.1f} TFLOP/s per device, MFU {:.1f}%", r.plan.description,
                            r.step_time(), r.tflops_per_device(), 100 * r.mfu())
              : fmt::format("{}: {}", r.status, r.status_detail);
-  return page(title, subtitle, data, lanes);
+  return with_links_section(page(title, subtitle, data, lanes), r);
 }
 
 }  // namespace podsim::report

@@ -181,6 +181,7 @@ std::string result_json(const RunResult& r) {
                        {"patterns_replayed", st->patterns_simulated},
                        {"patterns_not_replayed", st->patterns_skipped},
                        {"slowdowns", st->entries}};
+  if (r.links) j["links"] = nlohmann::ordered_json::parse(links_json(*r.links));  // --links
   j["inputs"] = {{"topology_file", r.topology_file}, {"workload_file", r.workload_file}};
   nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
   for (const auto& [k, v] : r.plan.metrics) metrics[k] = v;

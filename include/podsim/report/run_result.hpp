@@ -8,6 +8,7 @@
 
 #include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
+#include "podsim/report/link_traffic.hpp"
 #include "podsim/report/straggler_outcome.hpp"
 #include "podsim/workload/step_plan.hpp"
 
@@ -52,6 +53,8 @@ struct RunResult {
   std::vector<std::string> plan_link_classes;
   // Slow devices (topology `slowdown:` / `straggler:`): the balanced step and what gates this one.
   std::optional<StragglerOutcome> stragglers;
+  // Bytes per link class and the hottest links (report/link_traffic.hpp), when the run asked (--links).
+  std::optional<LinkTraffic> links;
 
   bool ok() const { return status == "ok"; }
   int devices() const { return plan.devices; }

@@ -210,7 +210,8 @@ void add_run_command(CLI::App& app) {
         written.push_back("goodput_components.csv");
       }
       if (r.links) {
-        report::atomic_write((std::filesystem::path(opt->out) / "links.csv").string(), report::links_csv(*r.links));
+        report::atomic_write((std::filesystem::path(opt->out) / "links.csv").string(),
+                             report::links_csv(*r.links));
         written.push_back("links.csv");
       }
       report::atomic_write((std::filesystem::path(opt->out) / "report.html").string(),

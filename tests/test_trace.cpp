@@ -40,6 +40,7 @@ struct Checked {
   std::set<std::string> names;
   int flows = 0, slices = 0, with_bytes = 0;
   long long end = 0;
+  std::map<int, int> counters;  // "C" events per pid
 };
 
 // Every thread's slices nest exactly: sorted by (begin, longer first), each slice lies inside or wholly
@@ -98,8 +99,14 @@ Checked check_trace(const std::string& text) {
   std::set<std::pair<int, int>> named;
   for (const auto& e : events) {
     std::string ph = e.at("ph");
-    EXPECT_TRUE(ph == "X" || ph == "M" || ph == "s" || ph == "f") << e.dump();
+    EXPECT_TRUE(ph == "X" || ph == "M" || ph == "s" || ph == "f" || ph == "C") << e.dump();
     EXPECT_TRUE(e.at("pid").is_number_integer()) << e.dump();
+    if (ph == "C") {  // a counter: a name, a time and only numbers in args (each arg is one series)
+      EXPECT_TRUE(e.at("name").is_string() && e.at("ts").is_number() && e.at("args").is_object()) << e.dump();
+      for (const auto& [k, v] : e["args"].items()) EXPECT_TRUE(v.is_number()) << k << " in " << e.dump();
+      c.counters[e["pid"].get<int>()] += 1;
+      continue;
+    }
     if (ph == "M" && e["name"] == "thread_name") named.insert({e["pid"].get<int>(), e.at("tid").get<int>()});
     if (ph != "X") continue;
     EXPECT_TRUE(e.at("tid").is_number_integer() && e.at("name").is_string()) << e.dump();
@@ -137,6 +144,9 @@ void expect_valid(const report::RunResult& r, bool pipelined) {
   EXPECT_GT(c.with_bytes, 0) << "communication slices carry their bytes";
   EXPECT_LT(c.names.size(), 40u) << "details belong in args, not in names";
   if (pipelined) EXPECT_GT(c.flows, 0) << "pipeline sends have flow arrows";
+  // A memory counter track on every lane whose memory the workload reports (start and end of the step).
+  for (size_t s = 0; s < r.plan.memory.size() && s < static_cast<size_t>(r.plan.graph.stages); ++s)
+    EXPECT_EQ(c.counters[static_cast<int>(s)], 2) << "lane " << s;
 }
 
 TEST(Trace, Gpt3OnTheA100SuperpodNestsPerThreadAndLinksSendsToReceives) {

@@ -162,6 +162,9 @@ void add_run_command(CLI::App& app) {
       "--job-nodes", opt->job_nodes,
       "With --job: explicit servers per job, in job order, e.g. --job-nodes 0-15 --job-nodes 16-23");
   add_job_import_options(*run, opt->imports);
+  run->add_flag("--links", opt->request.links,
+                "Also write links.csv to --out: bytes, capacity, busy time at line rate and utilization per\n"
+                "link class and for the hottest links (routes every flow of the step once)");
   run->add_flag("--quiet,-q", opt->quiet, "Print nothing but errors");
   run->footer(
       "Prints step time, TFLOP/s per device, MFU, memory per device and where the time went\n"
@@ -185,6 +188,8 @@ void add_run_command(CLI::App& app) {
       throw InputError(fmt::format("--set goodput.{}: goodput keys need --goodput", goodput_sets[0].first));
     }
     // Before the simulation, so that a long run is not lost to a path it cannot write at the end.
+    if (opt->request.links && opt->out.empty())
+      throw InputError("--links writes links.csv into the --out directory: give --out DIR too");
     if (!opt->out.empty()) report::prepare_output_directory(opt->out, "--out");
     if (!opt->trace.empty()) report::prepare_output_file(opt->trace, "--trace");
     bool tty = ::isatty(2) && !opt->quiet;
@@ -207,6 +212,11 @@ void add_run_command(CLI::App& app) {
                              report::goodput_components_csv(*goodput));
         written.push_back("goodput.csv");
         written.push_back("goodput_components.csv");
+      }
+      if (r.links) {
+        report::atomic_write((std::filesystem::path(opt->out) / "links.csv").string(),
+                             report::links_csv(*r.links));
+        written.push_back("links.csv");
       }
       report::atomic_write((std::filesystem::path(opt->out) / "report.html").string(),
                            report::run_report_html(r));

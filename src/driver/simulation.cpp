@@ -45,6 +45,7 @@ report::RunResult simulate(const RunRequest& request, const Progress& progress) 
     r.topology_file = request.topology_file;
     r.workload_file = request.workload_file;
     r.provenance = run_provenance(request, topo);
+    if (request.links && r.ok()) r.links = report::link_traffic(topo, r.plan.graph, r.step_time());
     return r;
   } catch (const InvariantViolation& e) {
     // Name the inputs as a command line that reproduces the violation.

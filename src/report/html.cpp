@@ -8,6 +8,7 @@
 #include "podsim/core/units.hpp"
 #include "podsim/report/html_chart.hpp"
 #include "podsim/report/html_gantt.hpp"
+#include "podsim/report/links_html.hpp"
 #include "podsim/report/writers.hpp"
 
 namespace podsim::report {
@@ -102,6 +103,7 @@ std::string run_report_html(const RunResult& r) {
   body += stage_time_card(r, charts);
   body += memory_card(r, charts);
   // Further per-run sections go here, one line each (a function returning its own <section> cards).
+  body += links_html_section(r);
   body += "</div>\n<h2 style=\"margin-top:20px\">Summary</h2>\n" + summary_table(r);
   std::string title = fmt::format("{} on {}", r.workload_name, r.topology_name);
   std::string subtitle =

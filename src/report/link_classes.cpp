@@ -10,11 +10,10 @@ constexpr size_t kRoutedPerPhase = 8;
 
 void add_route_classes(const topology::Topology& topo, const plan::Flow& f, std::set<int>& classes,
                        topology::Route& route) {
-  if (f.src == f.dst || f.src < 0 || f.dst < 0 || f.src >= topo.device_count() ||
-      f.dst >= topo.device_count())
-    return;
+  // Flow ends by topology vertex, as the engine routes them: an NVLS flow ends at an NVSwitch.
+  if (plan::moves_nothing(f)) return;
   route.clear();
-  topo.router().route(topo.device_vertex[f.src], topo.device_vertex[f.dst], route);
+  topo.router().route(plan::source_vertex(topo, f), plan::target_vertex(topo, f), route);
   for (const auto& hop : route) classes.insert(static_cast<int>(topo.links[hop.link].cls));
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "podsim/core/units.hpp"
+#include "podsim/report/link_traffic.hpp"
 #include "podsim/report/writers.hpp"
 
 namespace podsim::report {
@@ -128,6 +129,7 @@ std::string result_json(const RunResult& r) {
                           {"available_GiB", shortfall->available_bytes / GiB}};
   j["description"] = r.plan.description;
   if (const auto& st = r.stragglers) j["stragglers"] = stragglers_json(*st);
+  if (r.links) j["links"] = json::parse(links_json(*r.links));  // --links
   j["inputs"] = {{"topology_file", r.topology_file}, {"workload_file", r.workload_file}};
   json metrics = json::object();
   for (const auto& [k, v] : r.plan.metrics) metrics[k] = v;

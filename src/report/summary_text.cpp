@@ -59,6 +59,7 @@ std::string human_summary(const RunResult& r) {
   } else if (st) {
     out += "  stragglers   the slow devices are outside this job\n";
   }
+  if (r.links) out += links_summary_line(*r.links);
   if (p.peak_flops > 0)
     out += fmt::format(
         "  throughput   {:.1f} TFLOP/s per device   MFU {:.1f}%   HFU {:.1f}%   (peak {:.0f} TFLOP/s {})\n",

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "podsim/core/units.hpp"
+
 namespace podsim::report {
 namespace {
 
@@ -269,6 +271,25 @@ void emit_flows(const plan::TaskGraph& g, const Placement& placed, Json& events)
   }
 }
 
+// A counter track per lane with its memory categories in GiB. The memory model gives one figure per
+// category for the whole step (its peak), so the counter is constant from 0 to the step's end; the track's
+// name says so, since a counter's args may only hold numbers.
+void emit_memory_counters(const RunResult& r, Json& events) {
+  const auto& mem = r.plan.memory;
+  for (size_t s = 0; s < mem.size() && s < static_cast<size_t>(r.plan.graph.stages); ++s) {
+    const auto& m = mem[s];
+    Json args = {{"weights", m.weights / GiB},     {"gradients", m.gradients / GiB},
+                 {"optimizer", m.optimizer / GiB}, {"activations", m.activations / GiB},
+                 {"buffers", m.buffers / GiB},     {"framework", m.framework / GiB}};
+    for (double t : {0.0, us(ns(r.step_time()))})
+      events.push_back({{"name", "memory GiB (peak of the step, constant)"},
+                        {"ph", "C"},
+                        {"pid", static_cast<int>(s)},
+                        {"ts", t},
+                        {"args", args}});
+  }
+}
+
 }  // namespace
 
 std::string chrome_trace(const RunResult& r) {
@@ -279,6 +300,7 @@ std::string chrome_trace(const RunResult& r) {
   Placement placed;
   emit_tracks(r, tracks, events, placed);
   emit_flows(g, placed, events);
+  emit_memory_counters(r, events);
   Json trace = {{"otherData",
                  {{"generator", "podsim"},
                   {"workload", r.workload_name},

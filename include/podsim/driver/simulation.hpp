@@ -17,6 +17,7 @@ struct RunRequest {
   std::string topology_file;
   std::string workload_file;
   std::vector<std::string> sets;  // "topology.nodes=128", "workload.parallel.pp=16"
+  bool links = false;             // also count bytes per link (RunResult::links, --links)
 };
 
 using Progress = std::function<void(const std::string&)>;

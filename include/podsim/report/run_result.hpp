@@ -9,6 +9,7 @@
 #include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/report/provenance.hpp"
+#include "podsim/report/link_traffic.hpp"
 #include "podsim/report/straggler_outcome.hpp"
 #include "podsim/workload/step_plan.hpp"
 
@@ -55,6 +56,8 @@ struct RunResult {
   // Slow devices (topology `slowdown:` / `straggler:`): the balanced step and what gates this one.
   std::optional<StragglerOutcome> stragglers;
   Provenance provenance;  // filled by driver::simulate(RunRequest) for result.json
+  // Bytes per link class and the hottest links (report/link_traffic.hpp), when the run asked (--links).
+  std::optional<LinkTraffic> links;
 
   bool ok() const { return status == "ok"; }
   int devices() const { return plan.devices; }

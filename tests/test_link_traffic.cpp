@@ -3,9 +3,13 @@
 // several tasks.
 #include <gtest/gtest.h>
 
+#include "podsim/driver/simulation.hpp"
 #include "podsim/network/collective.hpp"
+#include "podsim/report/html.hpp"
 #include "podsim/report/link_classes.hpp"
 #include "podsim/report/link_traffic.hpp"
+#include "podsim/report/summary_text.hpp"
+#include "podsim/report/writers.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;
@@ -130,4 +134,21 @@ TEST(LinkTraffic, JsonAndSummaryNameTheHottestClass) {
   EXPECT_NE(report::links_json(t).find("\"busy_at_line_rate_s\":0.01"), std::string::npos);
   report::LinkTraffic idle;
   EXPECT_EQ(report::links_summary_line(idle), "");
+}
+
+// End to end: a run asked for links carries them into result.json and the HTML report; one not asked
+// does not pay for them.
+TEST(LinkTraffic, ARunWithLinksReportsThemEverywhere) {
+  driver::RunRequest req{podsim::testing::source_path("topologies/dgx-a100-superpod.yaml"),
+                         podsim::testing::source_path("workloads/gpt3-xl.yaml"),
+                         {"topology.nodes=8"}};
+  EXPECT_FALSE(driver::simulate(req).links.has_value());
+  req.links = true;
+  auto r = driver::simulate(req);
+  ASSERT_TRUE(r.ok()) << r.status_detail;
+  ASSERT_TRUE(r.links.has_value());
+  EXPECT_GT(cls(*r.links, "infiniband").bytes, 0);  // the gradient rings cross servers
+  EXPECT_NE(report::result_json(r).find("\"links\":"), std::string::npos);
+  EXPECT_NE(report::run_report_html(r).find("id=\"links\""), std::string::npos);
+  EXPECT_NE(report::human_summary(r).find("  links        hottest class"), std::string::npos);
 }

@@ -2,23 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "podsim/report/html_svg.hpp"
+
 namespace podsim::report {
 
 namespace {
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string gb(double bytes) {
   return fmt::format("{:.3f}", bytes / 1e9);
@@ -40,14 +28,14 @@ std::string links_html_section(const RunResult& r) {
     out += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.4g}</td><td>{}</td><td>{}</td>"
         "</tr>\n",
-        escape(c.cls), c.links, c.directions_used, gb(c.bytes), c.capacity / 1e9, c.busy_at_line_rate_s,
+        html::esc(c.cls), c.links, c.directions_used, gb(c.bytes), c.capacity / 1e9, c.busy_at_line_rate_s,
         pct(c.utilization), pct(c.max_link_utilization));
   out +=
       "</table></div>\n<h2>Hottest links</h2><div class=\"tablewrap\"><table>"
       "<tr><th>from</th><th>to</th><th>class</th><th>GB per step</th><th>utilization</th></tr>\n";
   for (const auto& h : t.hottest)
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(h.from),
-                       escape(h.to), escape(h.cls), gb(h.bytes), pct(h.utilization));
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                       html::esc(h.from), html::esc(h.to), html::esc(h.cls), gb(h.bytes), pct(h.utilization));
   out +=
       "</table></div><p class=\"note\">Bytes from routing every flow of the step; utilization = bytes / "
       "(nominal bandwidth x step time), a lower bound on busy time. Links only folded replicas would use "

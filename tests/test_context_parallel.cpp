@@ -187,6 +187,26 @@ TEST(ContextParallel, RingBytesPerLayerAndStep) {
   EXPECT_DOUBLE_EQ(cp_buffer_bytes(w, 1), 4 * kv);
 }
 
+// Grouped-query attention passes only the query groups' K and V around the ring (Megatron-Core exchanges
+// them before expanding them to the query heads); multi-head latent attention every head's up-projected
+// key and value; under fp8 the blocks stay in bf16 (only the linear layers' GEMMs are quantized).
+TEST(ContextParallel, RingBlocksAreTheKeyValueHeadsThatExist) {
+  auto topo = h100({{"nodes", "4"}});
+  auto gqa = config(topo, {{"parallel.cp", "4"}, {"model.kv_heads", "8"}});
+  double tokens = 8192.0 / 4;
+  EXPECT_DOUBLE_EQ(cp_kv_block_bytes(gqa, 1), 2 * tokens * (8 / 8) * 128 * 2);  // one group per tp rank
+  auto mha = config(topo, {{"parallel.cp", "4"}});
+  EXPECT_DOUBLE_EQ(cp_kv_block_bytes(mha, 1) / cp_kv_block_bytes(gqa, 1), 4.0);  // 32 heads vs 8 groups
+  auto fp8 = config(topo, {{"parallel.cp", "4"}, {"model.kv_heads", "8"}, {"training.precision", "fp8"}});
+  EXPECT_DOUBLE_EQ(cp_kv_block_bytes(fp8, 1), cp_kv_block_bytes(gqa, 1));
+  WorkloadConfig mla = mha;
+  mla.model.attention_type = AttentionType::mla;
+  mla.model.qk_nope_head_dim = 128;
+  mla.model.qk_rope_head_dim = 64;
+  mla.model.v_head_dim = 128;
+  EXPECT_DOUBLE_EQ(cp_kv_block_bytes(mla, 1), tokens * (32 / 8) * (128 + 64 + 128) * 2);
+}
+
 TEST(ContextParallel, GraphCarriesRingAndAllGatherBytes) {
   auto topo = h100({{"nodes", "4"}});
   const double L = 8, cp = 4;

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "podsim/workload/transformer/precision_bytes.hpp"
+
 namespace podsim::workload {
 namespace {
 
@@ -9,14 +11,18 @@ bool cp_active(const WorkloadConfig& w) {
   return w.parallel.cp > 1;
 }
 
-// KV heads per tensor-parallel rank and their width. GPT-style multi-head attention here: every head
-// has its own K and V (grouped-query attention, model.kv_heads, changes only this line).
-double kv_heads_per_rank(const WorkloadConfig& w) {
-  return static_cast<double>(w.model.heads) / w.parallel.tp;
-}
-
-double head_dim(const WorkloadConfig& w) {
-  return static_cast<double>(w.model.hidden) / w.model.heads;
+// Width of one token's keys plus values on one tensor-parallel rank, the block ring attention passes on.
+// Grouped-query attention sends only the query groups' K and V (Megatron-Core's ring exchanges K and V
+// before they are expanded to the query heads; tp divides kv_heads, model_checks.cpp); multi-head latent
+// attention sends every head's up-projected key (qk_nope + qk_rope wide) and value (v_head_dim wide), as
+// Transformer Engine's context-parallel attention receives them.
+double kv_width_per_rank(const WorkloadConfig& w) {
+  const auto& m = w.model;
+  double tp = w.parallel.tp;
+  if (m.attention_type == AttentionType::mla)
+    return static_cast<double>(m.heads) / tp *
+           static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim);
+  return 2 * static_cast<double>(m.query_groups()) / tp * static_cast<double>(m.dim());
 }
 
 bool recompute_redoes_attention(Recompute r) {
@@ -40,7 +46,8 @@ double cp_causal_block_work(int cp, int rank, int step) {
 
 double cp_kv_block_bytes(const WorkloadConfig& w, int micro_batch) {
   double local_tokens = static_cast<double>(micro_batch) * w.model.seq_len / w.parallel.cp;
-  return 2 * local_tokens * kv_heads_per_rank(w) * head_dim(w) * element_bytes(w.training.precision);
+  // In 16 bits under the fp8 formats: Transformer Engine quantizes the linear layers' GEMMs, not attention.
+  return local_tokens * kv_width_per_rank(w) * activation_bytes(w.training);
 }
 
 int cp_ring_steps(const WorkloadConfig& w) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "podsim/core/config_node.hpp"
@@ -195,6 +196,39 @@ TEST(Plan, MoeSearchesExpertParallelismAndTheBoundHolds) {
   auto a = driver::run_plan(topo, s, all);
   ASSERT_GE(a.ranked(), 1);
   EXPECT_EQ(a.rows[0].values, b.rows[0].values);
+}
+
+// Context parallelism across servers (tp 8 fills each): ring attention's transfers that its attention
+// blocks cannot hide enter the bound, which stays below every simulated step.
+TEST(Plan, ContextParallelRingCountsInTheBoundAndTheBoundHolds) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "4"}});
+  Space s = llama_space(topo,
+                        {{"parallel.tp", "8"},
+                         {"parallel.cp", "[1, 2, 4]"},
+                         {"parallel.pp", "1"},
+                         {"training.micro_batch", "[1, 2]"},
+                         {"training.global_batch", "16"},
+                         {"model.layers", "8"},
+                         {"model.seq_len", "16384"},
+                         {"parallel.zero", "1"},
+                         {"parallel.sequence_parallel", "true"}},
+                        {"parallel.tp", "parallel.pp", "parallel.virtual_stages", "training.recompute",
+                         "parallel.sequence_parallel", "parallel.zero", "parallel.shard_group",
+                         "parallel.dp_overlap", "parallel.tp_overlap", "parallel.etp", "parallel.ep"});
+  driver::PlanOptions all{.top = 1, .jobs = 2, .exhaustive = true, .progress = {}};
+  auto b = driver::run_plan(topo, s, all);
+  std::map<int, double> exposed;  // cp -> the most any candidate's bound counts
+  for (const auto& r : b.rows) {
+    auto w = driver::resolve(s, r.values);
+    if (!r.sim.ok()) continue;
+    exposed[w.parallel.cp] = std::max(exposed[w.parallel.cp], r.estimate.cp_comm);
+    EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+  }
+  ASSERT_EQ(exposed.size(), 3u);
+  EXPECT_EQ(exposed[1], 0);
+  // cp 2: a ring step (8k tokens' K and V of one query group) hides behind a block of 8k x 16k attention;
+  // cp 4 halves the block and quarters its work, the transfer over the NIC does not shrink as fast.
+  EXPECT_GT(exposed[4], 0);
 }
 
 }  // namespace

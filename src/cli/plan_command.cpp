@@ -9,6 +9,7 @@
 
 #include "podsim/cli/commands.hpp"
 #include "podsim/cli/job_import_options.hpp"
+#include "podsim/cli/slurm_options.hpp"
 #include "podsim/driver/plan.hpp"
 #include "podsim/driver/plan_output.hpp"
 #include "podsim/driver/plan_shards.hpp"
@@ -50,12 +51,7 @@ void add_plan_command(CLI::App& app) {
                   "Simulate only shard I of N (every N-th candidate in lower-bound order, its own branch and "
                   "bound) into --out DIR/plan.shard-I-of-N.json; default from SLURM_ARRAY_TASK_ID / "
                   "SLURM_ARRAY_TASK_COUNT when set; then podsim merge DIR");
-  cmd->add_flag("--slurm", opt->slurm,
-                "Submit the search as a Slurm job array (one shard per task), then 'podsim merge DIR'");
-  cmd->add_option("--slurm-shards", opt->slurm_job.shards, "Array tasks for --slurm (default 4)");
-  cmd->add_option("--partition", opt->slurm_job.partition, "Slurm partition for --slurm");
-  cmd->add_flag("--dry-run", opt->slurm_job.dry_run,
-                "With --slurm: write DIR/plan.sbatch but do not submit it");
+  add_slurm_options(*cmd, opt->slurm, opt->slurm_job, "search", "DIR/plan.sbatch");
   cmd->footer(
       "Every searchable key (parallel.tp, cp, pp, dp, etp, ep, virtual_stages, sequence_parallel, zero,\n"
       "shard_group, dp_overlap, tp_overlap; training.micro_batch, recompute) is searched unless --set fixes "

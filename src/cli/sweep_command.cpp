@@ -10,6 +10,7 @@
 
 #include "podsim/cli/commands.hpp"
 #include "podsim/cli/merge_command.hpp"
+#include "podsim/cli/slurm_options.hpp"
 #include "podsim/driver/sweep.hpp"
 #include "podsim/driver/sweep_output.hpp"
 
@@ -83,12 +84,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--shard", opt->request.shard,
                   "Run only shard I of N (points with index % N == I); default from "
                   "SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set");
-  cmd->add_flag("--slurm", opt->slurm,
-                "Submit the study as a Slurm job array (one shard per task), then 'podsim merge'");
-  cmd->add_option("--slurm-shards", opt->slurm_job.shards, "Array tasks for --slurm (default 4)");
-  cmd->add_option("--partition", opt->slurm_job.partition, "Slurm partition for --slurm");
-  cmd->add_flag("--dry-run", opt->slurm_job.dry_run,
-                "With --slurm: write the sbatch script but do not submit it");
+  add_slurm_options(*cmd, opt->slurm, opt->slurm_job, "study", "DIR/sweep.sbatch");
   cmd->add_flag("--quiet,-q", opt->quiet, "No progress line and no table");
   cmd->footer(
       "A study names a topology and a workload and axes over any --set key (grid, zip, range) with optional\n"

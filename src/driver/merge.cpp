@@ -10,6 +10,7 @@
 #include <set>
 
 #include "podsim/core/error.hpp"
+#include "podsim/driver/shard_files.hpp"
 #include "podsim/driver/sweep_output.hpp"
 #include "podsim/report/output_files.hpp"
 #include "podsim/study/results.hpp"
@@ -21,39 +22,14 @@ namespace fs = std::filesystem;
 
 // The complete shard files in `dirs` (InputError when shards are missing or of different splits), and the
 // sweep.json of the first directory that has one.
-std::vector<std::string> find_shard_files(const std::vector<std::string>& dirs, nlohmann::json& meta) {
-  std::vector<std::string> files;
-  static const std::regex shard_file(R"(results\.shard-(\d+)-of-(\d+)\.csv)");
-  std::set<int> shards_seen;
-  int shard_count = 0;
-  for (const auto& dir : dirs) {
-    if (!fs::is_directory(dir)) throw InputError(fmt::format("{}: not a directory", dir));
+std::vector<std::string> find_sweep_shards(const std::vector<std::string>& dirs, nlohmann::json& meta) {
+  static const ShardFilePattern pattern{std::regex(R"(results\.shard-(\d+)-of-(\d+)\.csv)"),
+                                        "results.shard-I-of-N.csv", "shard",
+                                        "podsim sweep ... --shard I/{} --resume"};
+  auto files = find_shard_files(dirs, pattern);
+  for (const auto& dir : dirs)
     if (meta.is_null() && fs::exists(dir + "/sweep.json"))
       meta = nlohmann::json::parse(std::ifstream(dir + "/sweep.json"));
-    for (const auto& e : fs::directory_iterator(dir)) {
-      std::smatch m;
-      std::string name = e.path().filename().string();
-      if (!std::regex_match(name, m, shard_file)) continue;
-      int n = std::stoi(m[2]);
-      if (shard_count && n != shard_count)
-        throw InputError(
-            fmt::format("{}: shard files of different splits ({} and {} shards)", dir, shard_count, n));
-      shard_count = n;
-      shards_seen.insert(std::stoi(m[1]));
-      files.push_back(e.path().string());
-    }
-  }
-  if (files.empty())
-    throw InputError(
-        fmt::format("{}: no results.shard-I-of-N.csv files (did the shards finish?)", dirs.front()));
-  std::vector<int> missing;
-  for (int i = 0; i < shard_count; ++i)
-    if (!shards_seen.count(i)) missing.push_back(i);
-  if (!missing.empty())
-    throw InputError(fmt::format(
-        "shard(s) {} of {} have no complete results file yet; rerun them (podsim sweep ... --shard I/{} "
-        "--resume) and merge again",
-        fmt::join(missing, ", "), shard_count, shard_count));
   return files;
 }
 
@@ -62,7 +38,7 @@ std::vector<std::string> find_shard_files(const std::vector<std::string>& dirs, 
 MergeResult merge_sweeps(const MergeRequest& request) {
   std::string out = request.out.empty() ? request.dirs.front() : request.out;
   nlohmann::json meta;
-  auto files = find_shard_files(request.dirs, meta);
+  auto files = find_sweep_shards(request.dirs, meta);
   study::ResultsTable merged;
   std::set<std::string> ids;
   for (const auto& f : files) {

@@ -7,6 +7,7 @@
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/parallel_layout.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
+#include "podsim/workload/transformer/context_parallel.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
@@ -125,6 +126,22 @@ double Estimator::tp_seconds(const WorkloadConfig& w, int kind, double bytes) {
   return t;
 }
 
+// One ring of the step builder's cp_ring_plan (megatron_overlap.cpp): every rank sends its block to the
+// next at once; every other ring of the step only adds flows to the same links.
+double Estimator::cp_step_seconds(const WorkloadConfig& w, double bytes) {
+  workload::ParallelLayout layout{.tp = w.parallel.tp, .pp = 1, .dp = 1, .cp = w.parallel.cp};
+  auto ring = layout.cp_group(0, 0, 0);
+  plan::CommPhase phase;
+  double latency = 0;
+  for (size_t i = 0; i < ring.size(); ++i) {
+    int to = ring[(i + 1) % ring.size()];
+    phase.flows.push_back({ring[i], to, bytes});
+    latency = std::max(latency, network::step_latency(topo_, ring[i], to));
+  }
+  phase.latency = topo_.fabric_profile.launch_latency + latency;
+  return network::idle_plan_time(topo_, {phase});
+}
+
 CandidateEstimate Estimator::estimate(const WorkloadConfig& w) {
   CandidateEstimate e;
   e.memory_bytes = memory(w);
@@ -146,28 +163,48 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& w) {
     }
     return t;
   };
+  // Ring attention (megatron_overlap.cpp): per layer and pass, cp-1 KV steps overlap cp-1 of the cp
+  // attention blocks; what the transfers take beyond those blocks is exposed. The slowdown of overlapped
+  // compute is left out (it only adds).
+  auto exposed_cp = [&](std::initializer_list<std::pair<const PassCost*, workload::CpPass>> passes) {
+    if (w.parallel.cp == 1 || w.parallel.cp_algorithm != workload::CpAlgorithm::ring) return 0.0;
+    double cp = w.parallel.cp, t = 0;
+    for (const auto& [cost, which] : passes) {
+      double bytes = workload::cp_ring_step_bytes(w, mb, which);
+      if (bytes <= 0 || cost->attention_seconds <= 0) continue;
+      t += std::max(0.0, (cp - 1) * (cp_step_seconds(w, bytes) - cost->attention_seconds / cp));
+    }
+    return t;
+  };
   // A small margin keeps float rounding of the merged collectives from crossing the simulation.
   constexpr double kCommMargin = 0.99;
   double fwd = chunk_layers * layer.forward.seconds;
   double bwd = chunk_layers * (layer.recompute.seconds + layer.backward.seconds);
   double fwd_tp = kCommMargin * chunk_layers * serial_tp(layer.forward);
   double bwd_tp = kCommMargin * chunk_layers * (serial_tp(layer.recompute) + serial_tp(layer.backward));
+  using workload::CpPass;
+  double fwd_cp = kCommMargin * chunk_layers * exposed_cp({{&layer.forward, CpPass::forward}});
+  double bwd_cp = kCommMargin * chunk_layers *
+                  exposed_cp({{&layer.recompute, CpPass::recompute}, {&layer.backward, CpPass::backward}});
   double embedding = head.embedding_forward.seconds + head.embedding_backward.seconds;
   double output = head.output_forward.seconds + head.output_backward.seconds;
-  double body = m * v * (fwd + bwd), body_tp = m * v * (fwd_tp + bwd_tp);
+  double body = m * v * (fwd + bwd), body_tp = m * v * (fwd_tp + bwd_tp), body_cp = m * v * (fwd_cp + bwd_cp);
   double ramp = (p - 1) * (fwd + bwd), ramp_tp = (p - 1) * (fwd_tp + bwd_tp);
+  double ramp_cp = (p - 1) * (fwd_cp + bwd_cp);
   if (p == 1) {
     e.compute = body + m * (embedding + output);
     e.tp_comm = body_tp;
+    e.cp_comm = body_cp;
   } else {
     double first = body + m * embedding, last = ramp + embedding + body + m * output;
     e.compute = std::max(first, last);
     e.tp_comm = body_tp + (last >= first ? ramp_tp : 0);
+    e.cp_comm = body_cp + (last >= first ? ramp_cp : 0);
   }
   // Each microbatch passes forward and backward through each chunk (recomputation rides in backward).
   auto [exposed, gather_stream] = dp_exposed(w, 2 * m * v);
   e.dp_comm = kCommMargin * exposed;
-  e.lower_bound = std::max(e.compute + e.tp_comm + e.dp_comm, kCommMargin * gather_stream);
+  e.lower_bound = std::max(e.compute + e.tp_comm + e.cp_comm + e.dp_comm, kCommMargin * gather_stream);
   return e;
 }
 

@@ -9,11 +9,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <set>
 
 #include "podsim/core/atomic_write.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/driver/plan_output.hpp"
+#include "podsim/driver/shard_files.hpp"
 #include "podsim/driver/sweep.hpp"
 #include "podsim/report/output_files.hpp"
 
@@ -59,7 +59,8 @@ json row_json(const PlanRow& r) {
               {"lower_bound", e.lower_bound},
               {"compute", e.compute},
               {"tp_comm", e.tp_comm},
-              {"dp_comm", e.dp_comm}}},
+              {"dp_comm", e.dp_comm},
+              {"cp_comm", e.cp_comm}}},
             {"simulated", r.simulated}};
   if (r.simulated) {
     const SimOutcome& s = r.sim;
@@ -85,7 +86,8 @@ PlanRow row_from(const json& j) {
                 .lower_bound = e.at("lower_bound").get<double>(),
                 .compute = e.at("compute").get<double>(),
                 .tp_comm = e.at("tp_comm").get<double>(),
-                .dp_comm = e.at("dp_comm").get<double>()};
+                .dp_comm = e.at("dp_comm").get<double>(),
+                .cp_comm = e.value("cp_comm", 0.0)};  // shards of older builds have no cp_comm
   r.simulated = j.at("simulated").get<bool>();
   if (r.simulated) {
     const json& s = j.at("sim");
@@ -104,40 +106,16 @@ PlanRow row_from(const json& j) {
 
 // Every plan.shard-I-of-N.json in `dirs`, parsed; InputError when a shard is missing or splits differ.
 std::vector<json> read_shards(const std::vector<std::string>& dirs) {
+  static const ShardFilePattern pattern{kShardFile, "plan.shard-I-of-N.json", "plan shard",
+                                        "podsim plan ... --shard I/{} --out DIR"};
   std::vector<json> shards;
-  std::set<int> seen;
-  int count = 0;
-  for (const auto& dir : dirs) {
-    if (!fs::is_directory(dir)) throw InputError(fmt::format("{}: not a directory", dir));
-    for (const auto& e : fs::directory_iterator(dir)) {
-      std::smatch m;
-      std::string name = e.path().filename().string();
-      if (!std::regex_match(name, m, kShardFile)) continue;
-      int n = std::stoi(m[2]);
-      if (count && n != count)
-        throw InputError(
-            fmt::format("{}: plan shard files of different splits ({} and {} shards)", dir, count, n));
-      count = n;
-      if (!seen.insert(std::stoi(m[1])).second) continue;
-      try {
-        shards.push_back(json::parse(std::ifstream(e.path())));
-      } catch (const json::exception& ex) {
-        throw InputError(
-            fmt::format("{}: not a plan shard file podsim wrote ({})", e.path().string(), ex.what()));
-      }
+  for (const auto& file : find_shard_files(dirs, pattern)) {
+    try {
+      shards.push_back(json::parse(std::ifstream(file)));
+    } catch (const json::exception& ex) {
+      throw InputError(fmt::format("{}: not a plan shard file podsim wrote ({})", file, ex.what()));
     }
   }
-  if (shards.empty())
-    throw InputError(
-        fmt::format("{}: no plan.shard-I-of-N.json files (did the shards finish?)", dirs.front()));
-  std::vector<int> missing;
-  for (int i = 0; i < count; ++i)
-    if (!seen.count(i)) missing.push_back(i);
-  if (!missing.empty())
-    throw InputError(fmt::format(
-        "plan shard(s) {} of {} have not written their file yet; rerun them (podsim plan ... --shard I/{} "
-        "--out DIR) and merge again",
-        fmt::join(missing, ", "), count, count));
   return shards;
 }
 

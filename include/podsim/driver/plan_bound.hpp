@@ -31,6 +31,7 @@ struct CandidateEstimate {
   double compute = 0;      // of which compute of the slowest stage (with its ramp)
   double tp_comm = 0;      // of which serial tensor-parallel collectives
   double dp_comm = 0;      // of which data-parallel collectives no schedule hides
+  double cp_comm = 0;      // of which ring-attention transfers their attention blocks cannot hide
 };
 
 // Caches what candidates share (schedules' peak activations, collective times).
@@ -45,6 +46,8 @@ class Estimator {
   double dp_seconds(const workload::WorkloadConfig& w, network::CollectiveKind kind, double bytes);
   // (exposed after or before the compute chain, total on the ZeRO-3 gather stream), seconds.
   std::pair<double, double> dp_exposed(const workload::WorkloadConfig& w, double passes);
+  // Idle-network seconds of one context-parallel ring step of that many bytes (one ring, rank 0's).
+  double cp_step_seconds(const workload::WorkloadConfig& w, double bytes);
   const calibration::ComputeModel& compute_model(const workload::WorkloadConfig& w);
   const topology::Topology& topo_;
   std::optional<calibration::ComputeModel> cm_;  // every candidate has the same precision

@@ -198,6 +198,49 @@ TEST(Plan, MoeSearchesExpertParallelismAndTheBoundHolds) {
   EXPECT_EQ(a.rows[0].values, b.rows[0].values);
 }
 
+// The MoE mechanisms the bound counts, each where the builder runs it: dispatch and combine across servers
+// (ep 16 on 8-GPU servers), beside a shared expert (moe.overlap: dispatch), a host-bound block
+// (moe.host_*), dense first layers in an uneven stage, full recomputation dispatching again; exhaustive,
+// the bound below every simulated step, and the dispatch on it wherever it is not hidden.
+TEST(Plan, MoeBoundCountsDispatchHostAndSharedExperts) {
+  auto topo = testing::preset("dgx-h100-superpod", {{"nodes", "4"}});
+  const std::string file = testing::source_path("workloads/mixtral-8x7b.yaml");
+  for (const char* overlap : {"none", "dispatch"}) {
+    ConfigNode root = ConfigNode::load_file(file);
+    for (const auto& [k, v] : Overrides{{"model.layers", "6"},
+                                        {"moe.experts", "16"},
+                                        {"moe.first_dense_layers", "1"},
+                                        {"moe.shared_experts", "1"},
+                                        {"moe.shared_ffn_hidden", "4096"},
+                                        {"moe.overlap", overlap},
+                                        {"moe.host_forward_us", "900"},
+                                        {"moe.host_backward_us", "1500"},
+                                        {"parallel.tp", "1"},
+                                        {"parallel.pp", "[1, 2]"},
+                                        {"parallel.ep", "[4, 8, 16]"},
+                                        {"training.global_batch", "64"},
+                                        {"training.recompute", "[none, full]"}})
+      root.apply_override(k, v, "test");
+    driver::Space s = driver::read_space(
+        root, file, topo, true,
+        {"parallel.tp", "parallel.zero", "parallel.shard_group", "parallel.dp_overlap", "parallel.cp",
+         "parallel.virtual_stages", "parallel.tp_overlap", "parallel.etp", "training.micro_batch"});
+    driver::PlanOptions all{.top = 1, .jobs = 2, .exhaustive = true, .progress = {}};
+    auto b = driver::run_plan(topo, s, all);
+    int ran = 0, across = 0;
+    for (const auto& r : b.rows) {
+      if (!r.sim.ok()) continue;
+      ++ran;
+      auto w = driver::resolve(s, r.values);
+      EXPECT_LE(r.estimate.lower_bound, r.sim.step_time)
+          << overlap << " " << driver::candidate_label(s, r.values);
+      if (w.parallel.ep == 16 && r.estimate.ep_comm > 0) ++across;
+    }
+    EXPECT_GE(ran, 6) << overlap;
+    EXPECT_GT(across, 0) << overlap;  // ep 16 leaves the server: its dispatch cannot all hide
+  }
+}
+
 // Context parallelism across servers (tp 8 fills each): ring attention's transfers that its attention
 // blocks cannot hide enter the bound, which stays below every simulated step.
 TEST(Plan, ContextParallelRingCountsInTheBoundAndTheBoundHolds) {

@@ -10,6 +10,8 @@
 #include "podsim/workload/transformer/context_parallel.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/moe_math.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -37,23 +39,6 @@ calibration::DeviceRates rates_for(const topology::Topology& topo, const Workloa
   if (topology::bytes_per_element(w.training.precision) < 2)
     rates.attention_peak_flops = topo.device.peak(topology::Precision::bf16);
   return rates;
-}
-
-// The layer kernels (layer_ops) are a dense layer's. A MoE layer's FFN does, per token, top_k routed
-// experts' and the shared experts' work (fewer with a capacity factor below 1 dropping tokens; more on the
-// busiest expert), so a dense FFN of that width, or the dense one where it is narrower, is never slower
-// than any layer of the model: the bound stays a bound.
-workload::WorkloadConfig moe_floor(const WorkloadConfig& w) {
-  if (!w.moe.enabled()) return w;
-  const auto& moe = w.moe;
-  double kept = moe.dropless() ? 1.0 : std::min(1.0, moe.capacity_factor);
-  double width = kept * static_cast<double>(moe.top_k * moe.ffn_hidden) +
-                 static_cast<double>(moe.shared_experts * moe.shared_ffn_hidden);
-  WorkloadConfig floor = w;
-  floor.model.ffn_hidden =
-      std::min(w.model.ffn_hidden, static_cast<long long>(width) / w.parallel.tp * w.parallel.tp);
-  floor.moe = {};
-  return floor;
 }
 
 }  // namespace
@@ -142,6 +127,44 @@ double Estimator::cp_step_seconds(const WorkloadConfig& w, double bytes) {
   return network::idle_plan_time(topo_, {phase});
 }
 
+// Serial tensor-parallel time of a pass: with the userbuffers overlap (plan_keys.cpp enumerates
+// tp_overlap only where it takes effect) the first of tp chunks of an overlappable collective. A MoE
+// layer's pass holds the attention half's (and the shared experts') TP-group collectives; its expert-TP
+// ones travel with the dispatch (ep_seconds).
+double Estimator::serial_tp(const WorkloadConfig& w, const PassCost& pass) {
+  double t = 0;
+  if (w.parallel.tp == 1) return t;
+  for (const auto& c : pass.tp) {
+    double bytes = w.parallel.tp_overlap && c.overlap_seconds > 0 ? c.bytes / w.parallel.tp : c.bytes;
+    t += tp_seconds(w, static_cast<int>(c.kind), bytes);
+  }
+  return t;
+}
+
+// One group's dispatch and combine of one MoE layer, as StepBuilder::ep_plan (moe_step.cpp) runs them:
+// the all-to-all (or all-gather / reduce-scatter) over the first EP group {0, etp, 2 etp, ...} and the
+// expert-TP all-gather and reduce-scatter over the first ETP group, one after the other; every other
+// group only adds flows to the same links.
+double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic& t) {
+  const auto& p = w.parallel;
+  using network::CollectiveKind;
+  bool a2a = w.moe.dispatcher == workload::MoeDispatcher::alltoall;
+  std::vector<int> ep_group, etp_group;
+  for (int e = 0; e < p.ep; ++e) ep_group.push_back(e * p.etp);
+  for (int r = 0; r < p.etp; ++r) etp_group.push_back(r);
+  std::vector<plan::CommPlan> steps;
+  auto add = [&](const std::vector<int>& g, CollectiveKind kind, double bytes) {
+    if (g.size() > 1 && bytes > 0)
+      steps.push_back(network::plan_collective(topo_, network::make_collective(kind, g, bytes)));
+  };
+  add(ep_group, a2a ? CollectiveKind::all_to_all : CollectiveKind::all_gather, t.dispatch_bytes);
+  add(etp_group, CollectiveKind::all_gather, t.etp_bytes);
+  add(etp_group, CollectiveKind::reduce_scatter, t.etp_bytes);
+  add(ep_group, a2a ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter, t.dispatch_bytes);
+  if (steps.empty()) return 0;
+  return network::idle_plan_time(topo_, {network::serial_merge(steps)});
+}
+
 CandidateEstimate Estimator::estimate(const WorkloadConfig& w) {
   CandidateEstimate e;
   e.memory_bytes = memory(w);
@@ -149,20 +172,9 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& w) {
   if (!e.fits) return e;
   const auto& cm = compute_model(w);
   int mb = w.training.micro_batch, p = w.parallel.pp, v = w.parallel.virtual_stages;
-  double m = microbatches(w), chunk_layers = static_cast<double>(w.model.layers) / (p * v);
-  auto layer = workload::layer_costs(moe_floor(w), mb, cm);
+  double m = microbatches(w);
+  auto dense = workload::layer_costs(w, mb, cm);
   auto head = workload::head_costs(w, mb, cm);
-  // Serial tensor-parallel time of a pass: with the userbuffers overlap (plan_keys.cpp enumerates
-  // tp_overlap only where it takes effect) the first of tp chunks of an overlappable collective.
-  auto serial_tp = [&](const PassCost& pass) {
-    double t = 0;
-    if (w.parallel.tp == 1 || w.moe.enabled()) return t;  // MoE layers' TP traffic differs (etp, dispatch)
-    for (const auto& c : pass.tp) {
-      double bytes = w.parallel.tp_overlap && c.overlap_seconds > 0 ? c.bytes / w.parallel.tp : c.bytes;
-      t += tp_seconds(w, static_cast<int>(c.kind), bytes);
-    }
-    return t;
-  };
   // Ring attention (megatron_overlap.cpp): per layer and pass, cp-1 KV steps overlap cp-1 of the cp
   // attention blocks; what the transfers take beyond those blocks is exposed. The slowdown of overlapped
   // compute is left out (it only adds).
@@ -178,34 +190,83 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& w) {
   };
   // A small margin keeps float rounding of the merged collectives from crossing the simulation.
   constexpr double kCommMargin = 0.99;
-  double fwd = chunk_layers * layer.forward.seconds;
-  double bwd = chunk_layers * (layer.recompute.seconds + layer.backward.seconds);
-  double fwd_tp = kCommMargin * chunk_layers * serial_tp(layer.forward);
-  double bwd_tp = kCommMargin * chunk_layers * (serial_tp(layer.recompute) + serial_tp(layer.backward));
   using workload::CpPass;
-  double fwd_cp = kCommMargin * chunk_layers * exposed_cp({{&layer.forward, CpPass::forward}});
-  double bwd_cp = kCommMargin * chunk_layers *
-                  exposed_cp({{&layer.recompute, CpPass::recompute}, {&layer.backward, CpPass::backward}});
-  double embedding = head.embedding_forward.seconds + head.embedding_backward.seconds;
-  double output = head.output_forward.seconds + head.output_backward.seconds;
-  double body = m * v * (fwd + bwd), body_tp = m * v * (fwd_tp + bwd_tp), body_cp = m * v * (fwd_cp + bwd_cp);
-  double ramp = (p - 1) * (fwd + bwd), ramp_tp = (p - 1) * (fwd_tp + bwd_tp);
-  double ramp_cp = (p - 1) * (fwd_cp + bwd_cp);
-  if (p == 1) {
-    e.compute = body + m * (embedding + output);
-    e.tp_comm = body_tp;
-    e.cp_comm = body_cp;
-  } else {
-    double first = body + m * embedding, last = ramp + embedding + body + m * output;
-    e.compute = std::max(first, last);
-    e.tp_comm = body_tp + (last >= first ? ramp_tp : 0);
-    e.cp_comm = body_cp + (last >= first ? ramp_cp : 0);
+  const ChainCost cp_fwd{0, 0, kCommMargin * exposed_cp({{&dense.forward, CpPass::forward}}), 0};
+  const ChainCost cp_bwd{
+      0, 0,
+      kCommMargin * exposed_cp({{&dense.recompute, CpPass::recompute}, {&dense.backward, CpPass::backward}}),
+      0};
+  LayerChain dense_layer{
+      ChainCost{dense.forward.seconds, kCommMargin * serial_tp(w, dense.forward), 0, 0} + cp_fwd,
+      ChainCost{dense.recompute.seconds + dense.backward.seconds,
+                kCommMargin * (serial_tp(w, dense.recompute) + serial_tp(w, dense.backward)), 0, 0} +
+          cp_bwd};
+  LayerChain moe_layer = dense_layer;
+  if (w.moe.enabled()) moe_layer = moe_chain(w, cm, dense, cp_fwd, cp_bwd);
+  // Each stage: its own chunks for every microbatch (with the embedding or the output layer on the end
+  // stages), after the first microbatch's forward through the stages before it (their first chunk) and
+  // before that microbatch's backward back through them.
+  ChainCost fill, drain, best;
+  for (int s = 0; s < p; ++s) {
+    ChainCost body;
+    ChainCost first_chunk;
+    for (int c = 0; c < v; ++c) {
+      long long layers = workload::chunk_layers(w, v, s, c);
+      long long moe =
+          w.moe.enabled() ? workload::moe_layers_in(w, workload::chunk_first_layer(w, v, s, c), layers) : 0;
+      ChainCost fwd = dense_layer.forward * static_cast<double>(layers - moe) + moe_layer.forward * moe;
+      ChainCost bwd = dense_layer.backward * static_cast<double>(layers - moe) + moe_layer.backward * moe;
+      body = body + (fwd + bwd) * m;
+      if (c == 0) first_chunk = fwd + bwd;
+    }
+    if (s == 0) body.compute += m * (head.embedding_forward.seconds + head.embedding_backward.seconds);
+    if (s == p - 1) body.compute += m * (head.output_forward.seconds + head.output_backward.seconds);
+    ChainCost total = fill + drain + body;
+    if (total.sum() > best.sum()) best = total;
+    // The next stage waits for this one's first chunk (and stage 0's embedding) both ways.
+    fill = fill + first_chunk;
+    if (s == 0) fill.compute += head.embedding_forward.seconds + head.embedding_backward.seconds;
   }
+  e.compute = best.compute;
+  e.tp_comm = best.tp;
+  e.cp_comm = best.cp;
+  e.ep_comm = best.ep;
   // Each microbatch passes forward and backward through each chunk (recomputation rides in backward).
   auto [exposed, gather_stream] = dp_exposed(w, 2 * m * v);
   e.dp_comm = kCommMargin * exposed;
-  e.lower_bound = std::max(e.compute + e.tp_comm + e.cp_comm + e.dp_comm, kCommMargin * gather_stream);
+  e.lower_bound = std::max(best.sum() + e.dp_comm, kCommMargin * gather_stream);
   return e;
+}
+
+// A MoE layer's passes (moe_step.cpp moe_chunk_work): the attention half and the MoE block's kernels, the
+// dispatch and combine after them (pairs: a fully recomputed forward dispatches again in the backward), or
+// beside the shared experts with moe.overlap: dispatch. Without that overlap the block also waits for the
+// host (moe.host_*): attention + max(block + dispatch, host) is below what the builder's stall gives,
+// since the contended dispatch is never shorter than ep_seconds' idle one.
+Estimator::LayerChain Estimator::moe_chain(const WorkloadConfig& w, const calibration::ComputeModel& cm,
+                                           const workload::LayerCosts& dense, const ChainCost& cp_fwd,
+                                           const ChainCost& cp_bwd) {
+  auto moe = workload::moe_layer_costs(w, w.training.micro_batch, cm, dense);
+  constexpr double kCommMargin = 0.99;
+  double dispatch = kCommMargin * ep_seconds(w, moe.traffic);
+  bool overlap = w.moe.overlap == workload::MoeOverlap::dispatch && w.moe.shared_experts > 0;
+  double pairs_bwd = w.training.recompute == workload::Recompute::full ? 2 : 1;
+  auto pass = [&](double seconds, double block, double shared, double host, double pairs) {
+    double d = pairs * dispatch;
+    if (overlap) return ChainCost{seconds, 0, 0, std::max(0.0, d - shared)};
+    double stall = std::max(0.0, host - block - d);  // the host's time beyond the block and dispatch
+    return ChainCost{seconds + stall, 0, 0, d};
+  };
+  LayerChain out;
+  out.forward = pass(moe.layer.forward.seconds, moe.block_forward_seconds, moe.shared_forward_seconds,
+                     w.moe.host_forward_s, 1) +
+                cp_fwd;
+  out.forward.tp = kCommMargin * serial_tp(w, moe.layer.forward);
+  out.backward = pass(moe.layer.recompute.seconds + moe.layer.backward.seconds, moe.block_backward_seconds,
+                      moe.shared_backward_seconds, w.moe.host_backward_s, pairs_bwd) +
+                 cp_bwd;
+  out.backward.tp = kCommMargin * (serial_tp(w, moe.layer.recompute) + serial_tp(w, moe.layer.backward));
+  return out;
 }
 
 }  // namespace podsim::driver

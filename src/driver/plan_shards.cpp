@@ -60,7 +60,8 @@ json row_json(const PlanRow& r) {
               {"compute", e.compute},
               {"tp_comm", e.tp_comm},
               {"dp_comm", e.dp_comm},
-              {"cp_comm", e.cp_comm}}},
+              {"cp_comm", e.cp_comm},
+              {"ep_comm", e.ep_comm}}},
             {"simulated", r.simulated}};
   if (r.simulated) {
     const SimOutcome& s = r.sim;
@@ -87,7 +88,8 @@ PlanRow row_from(const json& j) {
                 .compute = e.at("compute").get<double>(),
                 .tp_comm = e.at("tp_comm").get<double>(),
                 .dp_comm = e.at("dp_comm").get<double>(),
-                .cp_comm = e.value("cp_comm", 0.0)};  // shards of older builds have no cp_comm
+                .cp_comm = e.value("cp_comm", 0.0),
+                .ep_comm = e.value("ep_comm", 0.0)};  // shards of older builds have no cp_comm
   r.simulated = j.at("simulated").get<bool>();
   if (r.simulated) {
     const json& s = j.at("sim");

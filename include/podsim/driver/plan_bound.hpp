@@ -10,6 +10,9 @@
 // counted at their idle-network time (contention only lengthens them); so is the data-parallel time no
 // schedule hides (the reduction after the flush without dp_overlap, ZeRO-3's gathers). Pipeline and
 // context-parallel transfers and the optimizer are left out: the bound stays a bound, only looser.
+// Each stage's chain is counted with its own layers (pipeline_split: uneven splits, dense and MoE layers);
+// ring attention's transfers beyond their attention blocks and a MoE layer's dispatch and combine (at one
+// group's idle-network time) are on it.
 #pragma once
 
 #include <map>
@@ -20,6 +23,8 @@
 #include "podsim/calibration/compute_model.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/topology/topology.hpp"
+#include "podsim/workload/transformer/layer_ops.hpp"
+#include "podsim/workload/transformer/moe_costs.hpp"
 #include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::driver {
@@ -32,6 +37,7 @@ struct CandidateEstimate {
   double tp_comm = 0;      // of which serial tensor-parallel collectives
   double dp_comm = 0;      // of which data-parallel collectives no schedule hides
   double cp_comm = 0;      // of which ring-attention transfers their attention blocks cannot hide
+  double ep_comm = 0;      // of which MoE dispatch and combine not hidden beside the shared experts
 };
 
 // Caches what candidates share (schedules' peak activations, collective times).
@@ -46,6 +52,22 @@ class Estimator {
   double dp_seconds(const workload::WorkloadConfig& w, network::CollectiveKind kind, double bytes);
   // (exposed after or before the compute chain, total on the ZeRO-3 gather stream), seconds.
   std::pair<double, double> dp_exposed(const workload::WorkloadConfig& w, double passes);
+  // Seconds on one stage's chain, by what they are.
+  struct ChainCost {
+    double compute = 0, tp = 0, cp = 0, ep = 0;
+    double sum() const { return compute + tp + cp + ep; }
+    ChainCost operator+(const ChainCost& o) const {
+      return {compute + o.compute, tp + o.tp, cp + o.cp, ep + o.ep};
+    }
+    ChainCost operator*(double k) const { return {compute * k, tp * k, cp * k, ep * k}; }
+  };
+  struct LayerChain {
+    ChainCost forward, backward;  // backward with its recomputation
+  };
+  double serial_tp(const workload::WorkloadConfig& w, const workload::PassCost& pass);
+  double ep_seconds(const workload::WorkloadConfig& w, const workload::MoeTraffic& t);
+  LayerChain moe_chain(const workload::WorkloadConfig& w, const calibration::ComputeModel& cm,
+                       const workload::LayerCosts& dense, const ChainCost& cp_fwd, const ChainCost& cp_bwd);
   // Idle-network seconds of one context-parallel ring step of that many bytes (one ring, rank 0's).
   double cp_step_seconds(const workload::WorkloadConfig& w, double bytes);
   const calibration::ComputeModel& compute_model(const workload::WorkloadConfig& w);

@@ -372,12 +372,16 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
   c.output_forward.add(memory_cost(cm, rms ? "final rmsnorm" : "final layernorm", 2 * E * x.eb));
   if (w.parallel.tp > 1 && w.parallel.sequence_parallel)
     c.output_forward.tp.push_back({CollectiveKind::all_gather, x.tokens * x.h * x.eb});
-  c.output_forward.add(gemm_cost(cm, "logits", x.tokens, x.v / x.t, x.h));
+  // The output layer is Megatron-Core's own tensor_parallel.ColumnParallelLinear (GPTModel.output_layer),
+  // not a Transformer Engine module: its GEMMs run in bf16 whatever training.precision says (only the
+  // transformer layers' TE linears are quantized); unchanged for 16-bit and wider formats.
+  const ComputeModel cm16 = cm.sixteen_bit();
+  c.output_forward.add(gemm_cost(cm16, "logits", x.tokens, x.v / x.t, x.h));
   c.output_forward.add(memory_cost(cm, "cross-entropy (fp32)", logits * (x.eb + 4 + 4 + 8 + 4 + 8)));
   if (w.parallel.tp > 1)
     for (int i = 0; i < 3; ++i) c.output_forward.tp.push_back({CollectiveKind::all_reduce, x.tokens * 4});
   c.output_backward.add(memory_cost(cm, "cross-entropy backward", logits * (4 + 4 + 4 + x.eb)));
-  linear_backward(c.output_backward, cm, "logits dgrad", "logits wgrad", x.tokens, x.v / x.t, x.h);
+  linear_backward(c.output_backward, cm16, "logits dgrad", "logits wgrad", x.tokens, x.v / x.t, x.h);
   c.output_backward.add(
       memory_cost(cm, rms ? "final rmsnorm backward" : "final layernorm backward", 3 * E * x.eb));
   // The output layer's weight gradient: its own (untied), or the last stage's copy of the tied embedding

@@ -131,6 +131,14 @@ TEST(PipelineLayout, TheLayoutWithPpTimesVirtualStagesChunksApplies) {
   Overrides inter = {{"parallel.schedule", "interleaved"}, {"parallel.virtual_stages", "2"}};
   EXPECT_EQ(stage_layers(load(both), 0), 4);
   EXPECT_EQ(stage_layers(load(both, inter), 0), 3);
+  // pp 1: one chunk holds every layer, whatever the layouts' chunk counts (they are still checked).
+  WorkloadConfig one = load(both, {{"parallel.pp", "1"}});
+  EXPECT_TRUE(one.parallel.pipeline_layouts.empty());
+  EXPECT_EQ(stage_layers(one, 0), 10);
+  EXPECT_NE(podsim::testing::error_of([] {
+              load("Et*4|t*2|t*3|L", {{"parallel.pp", "1"}});
+            }).find("model.layers"),
+            std::string::npos);
   // auto: ambiguous with both (4 and 8 chunks fit pp 4), resolved with one.
   Overrides automatic = {{"parallel.schedule", "interleaved"}, {"parallel.virtual_stages", "auto"}};
   EXPECT_EQ(load("[\"Et|t|t|t|tt|tt|t|tL\"]", automatic).parallel.virtual_stages, 2);

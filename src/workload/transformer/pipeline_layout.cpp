@@ -135,6 +135,12 @@ std::string chunk_counts(const ParallelConfig& p) {
 // virtual_stages from the layouts: `auto` takes the one layout pp divides (Megatron derives the virtual
 // pipeline size from the layout's length); an explicit value needs a layout of pp x virtual_stages chunks.
 void resolve_virtual_stages(const ConfigNode& par, ParallelConfig& p) {
+  // One stage of one chunk holds everything whatever a layout says (Megatron-Bridge's DeepSeek-V3 table
+  // maps pp 1, vp 1 to no layout): the strings were checked, the even split applies.
+  if (p.pp == 1 && p.virtual_stages <= 1) {
+    p.pipeline_layouts.clear();
+    return;
+  }
   bool interleaved = p.schedule == Schedule::interleaved;
   if (p.virtual_stages_auto) {
     std::vector<int> fits;

@@ -16,6 +16,15 @@ long long stage_first_layer(const WorkloadConfig& w, int stage) {
 }
 
 long long stage_moe_layers(const WorkloadConfig& w, int stage) {
+  // A pipeline layout's chunks differ: count each chunk's own layers (the even split keeps its contiguous
+  // approximation, which the golden results were taken with).
+  if (!w.parallel.pipeline_layouts.empty()) {
+    int v = w.parallel.virtual_stages;
+    long long moe = 0;
+    for (int c = 0; c < v; ++c)
+      moe += moe_layers_in(w, chunk_first_layer(w, v, stage, c), chunk_layers(w, v, stage, c));
+    return moe;
+  }
   return moe_layers_in(w, stage_first_layer(w, stage), stage_layers(w, stage));
 }
 

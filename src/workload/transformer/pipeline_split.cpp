@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "podsim/workload/transformer/pipeline_layout.hpp"
+
 namespace podsim::workload {
 
 long long pipeline_slots(const WorkloadConfig& w) {
@@ -25,9 +27,19 @@ long long slots_per_chunk(const WorkloadConfig& w, int virtual_stages) {
   return slots / chunks;
 }
 
+// The parallel.pipeline_layout that applies to pp x virtual_stages chunks, or nullptr for the even split.
+// The reader resolved virtual_stages against the layouts, so a missing one is a caller's bug.
+const std::vector<int>* given_layout(const WorkloadConfig& w, int virtual_stages) {
+  if (w.parallel.pipeline_layouts.empty()) return nullptr;
+  if (const auto* l = layout_for(w.parallel, virtual_stages)) return l;
+  throw std::logic_error(
+      fmt::format("pipeline split: no pipeline_layout has pp {} x {} chunks", w.parallel.pp, virtual_stages));
+}
+
 }  // namespace
 
 int chunk_layers(const WorkloadConfig& w, int virtual_stages, int stage, int chunk) {
+  if (const auto* l = given_layout(w, virtual_stages)) return l->at(chunk * w.parallel.pp + stage);
   long long layers = slots_per_chunk(w, virtual_stages);
   if (w.parallel.embedding_in_pipeline_split && stage == 0 && chunk == 0) --layers;
   if (w.parallel.loss_in_pipeline_split && stage == w.parallel.pp - 1 && chunk == virtual_stages - 1)
@@ -37,6 +49,11 @@ int chunk_layers(const WorkloadConfig& w, int virtual_stages, int stage, int chu
 
 long long chunk_first_layer(const WorkloadConfig& w, int virtual_stages, int stage, int chunk) {
   long long position = static_cast<long long>(chunk) * w.parallel.pp + stage;
+  if (const auto* l = given_layout(w, virtual_stages)) {
+    long long before = 0;  // the layers of every chunk ahead of this one in Megatron's order
+    for (long long i = 0; i < position; ++i) before += l->at(i);
+    return before;
+  }
   long long first = position * slots_per_chunk(w, virtual_stages);
   // Every chunk after the first starts one layer earlier when the embedding took a slot of the first.
   if (w.parallel.embedding_in_pipeline_split && position > 0) --first;
@@ -44,11 +61,20 @@ long long chunk_first_layer(const WorkloadConfig& w, int virtual_stages, int sta
 }
 
 int stage_layers(const WorkloadConfig& w, int stage) {
+  // A layout gives each chunk its own count: the stage holds the sum over the chunks the run uses.
+  if (!w.parallel.pipeline_layouts.empty()) {
+    int v = w.parallel.virtual_stages, layers = 0;
+    for (int c = 0; c < v; ++c) layers += chunk_layers(w, v, stage, c);
+    return layers;
+  }
   // Whatever the chunking, a stage holds slots / pp slots minus the embedding's or the loss's.
   return chunk_layers(w, 1, stage, 0);
 }
 
 bool splits_evenly(const WorkloadConfig& w, int virtual_stages) {
+  // A layout says what each chunk holds (a chunk may hold only the MTP module and the loss).
+  if (!w.parallel.pipeline_layouts.empty())
+    return virtual_stages >= 1 && layout_for(w.parallel, virtual_stages) != nullptr;
   long long chunks = static_cast<long long>(w.parallel.pp) * virtual_stages;
   long long slots = pipeline_slots(w);
   if (virtual_stages < 1 || slots % chunks) return false;
@@ -62,6 +88,11 @@ bool splits_evenly(const WorkloadConfig& w, int virtual_stages) {
 void check_pipeline_split(const WorkloadConfig& w, int v, const ConfigNode& par) {
   const auto& p = w.parallel;
   if (splits_evenly(w, v)) return;
+  if (!p.pipeline_layouts.empty())
+    par.fail("pipeline_layout",
+             fmt::format("no layout has pp*virtual_stages = {}*{} model chunks; give one with that many "
+                         "'|'-separated chunks",
+                         p.pp, v));
   long long slots = pipeline_slots(w);
   std::vector<long long> valid;
   for (long long c = 1; c <= slots; ++c) {

@@ -12,6 +12,7 @@
 #include "podsim/workload/bounded_reads.hpp"
 #include "podsim/workload/transformer/mla_math.hpp"
 #include "podsim/workload/transformer/model_checks.hpp"
+#include "podsim/workload/transformer/pipeline_layout.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 
@@ -252,6 +253,7 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.parallel.tp_overlap = par.boolean_or("tp_overlap", false);
   w.parallel.embedding_in_pipeline_split = par.boolean_or("embedding_in_pipeline_split", false);
   w.parallel.loss_in_pipeline_split = par.boolean_or("loss_in_pipeline_split", false);
+  read_pipeline_layout(par, w.model, w.parallel);  // Megatron-Core's explicit layout (pipeline_layout.cpp)
   read_expert_parallel(par, w.parallel);
   par.reject_unknown_keys();
 

@@ -6,7 +6,9 @@
 // each count as one layer slot: layers + flags slots split evenly into pp * virtual_stages chunks, and the
 // first chunk of the first stage (embedding) and the last chunk of the last stage (loss) hold one
 // transformer layer fewer (megatron/core/transformer/transformer_block.py get_num_layers_to_build).
-// podsim keys: parallel.embedding_in_pipeline_split / parallel.loss_in_pipeline_split.
+// podsim keys: parallel.embedding_in_pipeline_split / parallel.loss_in_pipeline_split. With
+// parallel.pipeline_layout (pipeline_layout.hpp) every chunk holds what the layout says instead, and a
+// stage's layers are the sum over the virtual_stages chunks the run uses.
 #include "podsim/core/config_node.hpp"
 #include "podsim/workload/transformer/transformer_config.hpp"
 

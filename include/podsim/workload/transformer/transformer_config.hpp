@@ -105,6 +105,9 @@ struct ParallelConfig {
   int ep = 1, etp = 1;      // expert (tensor) parallelism of the MoE layers (moe_config.hpp)
   // The embedding / the loss count as one layer slot of the first / last stage (pipeline_split.hpp).
   bool embedding_in_pipeline_split = false, loss_in_pipeline_split = false;
+  // parallel.pipeline_layout (pipeline_layout.hpp): transformer layers per model chunk (entry c * pp + s),
+  // one list per layout given; empty = the even split.
+  std::vector<std::vector<int>> pipeline_layouts;
 };
 
 // How the attention core runs: one fused kernel (FlashAttention-2/-3, cuDNN fused attention: causal

@@ -226,7 +226,7 @@ TEST(HtmlReport, SingleRunHasAStageTimelineAndMemoryAgainstCapacity) {
   EXPECT_GT(slices.size(), 10u);
   std::set<std::string> cats;
   for (auto& s : slices) cats.insert(s["data-category"]);
-  for (auto& s : tags(g, "path", "slice-thin")) cats.insert(s["data-category"]);  // slices under a pixel
+  for (auto& s : tags(g, "path", "slice-")) cats.insert(s["data-category"]);  // slices without a tooltip
   EXPECT_TRUE(cats.count("compute") && cats.count("pp")) << "device and pipeline work drawn";
   EXPECT_LT(html.size(), 3u << 20) << "merged slices keep the file small";
   std::string m = section(html, "memory-card");
@@ -243,33 +243,37 @@ int slices_in(const std::string& title) {
   return std::regex_search(title, m, many) ? std::stoi(m[1]) : 1;
 }
 
-// A big step (GPT-3 175B on the full A100 SuperPOD: ~10k task slices) stays a small page: slices under a
-// pixel are strokes of one path per row and category, and every slice is still drawn, in some rect or path.
-TEST(HtmlReport, BigRunTimelineStaysSmallAndDrawsEverySlice) {
-  driver::RunRequest req{testing::source_path("topologies/dgx-a100-superpod.yaml"),
-                         testing::source_path("workloads/gpt3-175b.yaml"),
-                         {}};
+// Big steps (GPT-3 175B on the full A100 SuperPOD: ~10k slices, most under a pixel; Llama 3.1 405B on 1,024
+// H100s: ~4k slices of 1 to 4 px) stay small pages: slices without a tooltip of their own are strokes or
+// boxes of one path per row and category, and every slice is still drawn, in some rect or path.
+void expect_small_timeline(const std::string& topo, const std::string& work, std::vector<std::string> sets) {
+  driver::RunRequest req{testing::source_path(topo), testing::source_path(work), std::move(sets)};
   auto r = driver::simulate(req);
   ASSERT_TRUE(r.ok()) << r.status_detail;
   std::string html = report::run_report_html(r);
-  EXPECT_LT(html.size(), 500u << 10);
+  EXPECT_LT(html.size(), 500u << 10) << work;
   std::string g = section(html, "timeline-card");
-  int drawn = 0, strokes = 0;  // parsed by hand: std::regex recurses per character of a long path
-  for (const std::string open : {"<rect class=\"slice\"", "<path class=\"slice-thin\""})
+  int drawn = 0, marks = 0, rects = 0;  // parsed by hand: std::regex recurses per character of a long path
+  for (const std::string open :
+       {"<rect class=\"slice\"", "<path class=\"slice-thin\"", "<path class=\"slice-small\""})
     for (size_t at = g.find(open); at != std::string::npos; at = g.find(open, at + 1)) {
       size_t tb = g.find("<title>", at), te = g.find("</title>", tb);
       ASSERT_TRUE(tb != std::string::npos && te != std::string::npos);
       drawn += slices_in(g.substr(tb + 7, te - tb - 7));
-      if (open[1] != 'p') continue;
+      if (open[1] != 'p') {
+        ++rects;
+        continue;
+      }
       size_t db = g.find(" d=\"", at) + 4, de = g.find('"', db);
       EXPECT_NE(g.substr(at, db - at).find("data-category=\""), std::string::npos);
       for (size_t m = g.find('M', db); m < de; m = g.find('M', m + 1)) {
         double x = std::strtod(g.c_str() + m + 1, nullptr);
         EXPECT_TRUE(x >= 110 && x <= 1170) << x;  // inside the plot
-        ++strokes;
+        ++marks;
       }
     }
-  EXPECT_GT(strokes, 100) << "GPT-3's short tensor-parallel slices are thin strokes";
+  EXPECT_GT(marks, 100) << work << ": short slices are drawn as path marks";
+  EXPECT_GT(rects, 100) << work << ": the widest keep their own tooltip";
   int expected = 0;  // the task segments the chart draws (lanes up to 32, as html_gantt.cpp)
   const auto& graph = r.plan.graph;
   for (size_t i = 0; i < graph.tasks.size(); ++i) {
@@ -280,7 +284,13 @@ TEST(HtmlReport, BigRunTimelineStaysSmallAndDrawsEverySlice) {
       if (t.stage == lane || t.stage < 0 || (t.peer_stage == lane && t.kind == plan::TaskKind::transfer))
         expected += (c > tt.start) + (tt.end > c);
   }
-  EXPECT_EQ(drawn, expected);
+  EXPECT_EQ(drawn, expected) << work;
+}
+
+TEST(HtmlReport, BigRunTimelinesStaySmallAndDrawEverySlice) {
+  expect_small_timeline("topologies/dgx-a100-superpod.yaml", "workloads/gpt3-175b.yaml", {});
+  expect_small_timeline("topologies/dgx-h100-superpod.yaml", "workloads/llama3.1-405b.yaml",
+                        {"topology.nodes=128"});
 }
 
 TEST(HtmlReport, ValidationScatterAndTableSortedByError) {

@@ -77,7 +77,8 @@ for e in slices:
     assert {"name", "ph", "ts", "dur", "pid", "tid"} <= e.keys(), e
     assert e["dur"] > 0 and e["ts"] >= 0, e
 names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
-assert names == {f"stage {i}" for i in range(8)}, names
+assert names == {f"stage {i}" for i in range(8)} | {"links"}, names  # links: utilization per link class
+assert any(e["ph"] == "C" and e["name"].startswith("link utilization") for e in ev), "no link counters"
 assert any("forward" in e["name"] for e in slices) and any("send activations" in e["name"] for e in slices)
 end = max(e["ts"] + e["dur"] for e in slices) / 1e6
 assert abs(end - t["otherData"]["step_time_s"]) < 1e-6 * end + 1e-9, (end, t["otherData"])

@@ -162,3 +162,28 @@ TEST(HfConfig, ImportedOverridesComeBeforeSetAndNeedAShapeWithoutWorkload) {
             }).find("nothing gave model.layers"),
             std::string::npos);
 }
+
+// --hf-config / --megatron-args fill a transformer_lm workload: with a workload of another kind the error
+// names its kind and file, instead of an unknown model key of the first import.
+TEST(HfConfig, NonTransformerWorkloadIsAClearError) {
+  for (const char* file : {"workloads/ctr-sparse-ps.yaml", "workloads/gshard-moe.yaml"}) {
+    std::string workload = source_path(file);
+    std::vector<std::string> sets;
+    driver::JobSources src;
+    src.hf_config = source_path("tests/data/hf/llama3-8b.json");
+    std::string e = error_of([&] { driver::import_job(src, "workloads/base-llm.yaml", workload, sets); });
+    EXPECT_NE(e.find("--hf-config describes a transformer language model"), std::string::npos) << e;
+    EXPECT_NE(e.find(file), std::string::npos) << e;  // file:line of its kind
+    EXPECT_NE(e.find("kind"), std::string::npos) << e;
+    driver::JobSources megatron;
+    megatron.megatron_args = "--num-layers 4";
+    e = error_of([&] { driver::import_job(megatron, "workloads/base-llm.yaml", workload, sets); });
+    EXPECT_NE(e.find("--megatron-args describes"), std::string::npos) << e;
+  }
+  std::string llama = source_path("workloads/llama3-8b.yaml");  // a transformer_lm workload imports
+  std::vector<std::string> sets;
+  driver::JobSources src;
+  src.hf_config = source_path("tests/data/hf/llama3-8b.json");
+  EXPECT_NO_THROW(driver::import_job(src, "workloads/base-llm.yaml", llama, sets));
+  EXPECT_FALSE(sets.empty());
+}

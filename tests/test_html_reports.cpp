@@ -122,6 +122,24 @@ TEST(HtmlReport, WhatIfStudyComparesCasesAgainstTheBaselineInsteadOfScaling) {
   for (auto& b : bars) EXPECT_LE(std::stod(b["data-value"]), hi);
 }
 
+// results.csv's memory components (study::memory_columns) stack in the memory chart, per point; a table
+// from before they existed keeps the one-segment bars.
+TEST(HtmlReport, StudyMemoryChartStacksTheComponentsPerPoint) {
+  auto t = table({"case"}, {row(0, {"a"}, "ok", 8, 1, 1e5), row(1, {"b"}, "out_of_memory", 8, 1, 1e5)});
+  std::string plain = section(report::sweep_report_html("s", "", t), "memory-card");
+  EXPECT_NE(plain.find("data-category=\"memory per device\""), std::string::npos);
+  for (const char* c : {"memory_weights_GiB", "memory_gradients_GiB", "memory_optimizer_GiB",
+                        "memory_activations_GiB", "memory_buffers_GiB", "memory_framework_GiB"})
+    t.columns.push_back(c);
+  for (auto& r : t.rows)
+    for (const char* v : {"10", "20", "15", "12", "2", "1"}) r.push_back(v);
+  std::string m = section(report::sweep_report_html("s", "", t), "memory-card");
+  for (const char* part : {"weights", "gradients", "optimizer", "activations", "buffers", "framework"})
+    EXPECT_NE(m.find(fmt::format("data-category=\"{}\"", part)), std::string::npos) << part;
+  EXPECT_EQ(m.find("data-category=\"memory per device\""), std::string::npos);
+  EXPECT_NE(m.find("a long reason"), std::string::npos) << "the out-of-memory reason is still shown";
+}
+
 TEST(HtmlReport, NamedBaselineIsTheReference) {
   std::vector<std::vector<std::string>> rows = {row(0, {"a"}, "ok", 8, 2, 100),
                                                 row(1, {"b"}, "ok", 8, 1, 200)};
@@ -208,6 +226,7 @@ TEST(HtmlReport, SingleRunHasAStageTimelineAndMemoryAgainstCapacity) {
   EXPECT_GT(slices.size(), 10u);
   std::set<std::string> cats;
   for (auto& s : slices) cats.insert(s["data-category"]);
+  for (auto& s : tags(g, "path", "slice-")) cats.insert(s["data-category"]);  // slices without a tooltip
   EXPECT_TRUE(cats.count("compute") && cats.count("pp")) << "device and pipeline work drawn";
   EXPECT_LT(html.size(), 3u << 20) << "merged slices keep the file small";
   std::string m = section(html, "memory-card");
@@ -215,6 +234,63 @@ TEST(HtmlReport, SingleRunHasAStageTimelineAndMemoryAgainstCapacity) {
   EXPECT_NE(m.find("data-category=\"weights\""), std::string::npos);
   EXPECT_NE(html.find("<title>"), std::string::npos);
   if (const char* dir = std::getenv("PODSIM_HTML_OUT")) std::ofstream(std::string(dir) + "/run.html") << html;
+}
+
+// Slices a Gantt rect or thin path stands for, from its tooltip ("N slices, ..." / "N short slices", else 1).
+int slices_in(const std::string& title) {
+  std::smatch m;
+  static const std::regex many(R"(: (\d+) (short )?slices)");
+  return std::regex_search(title, m, many) ? std::stoi(m[1]) : 1;
+}
+
+// Big steps (GPT-3 175B on the full A100 SuperPOD: ~10k slices, most under a pixel; Llama 3.1 405B on 1,024
+// H100s: ~4k slices of 1 to 4 px) stay small pages: slices without a tooltip of their own are strokes or
+// boxes of one path per row and category, and every slice is still drawn, in some rect or path.
+void expect_small_timeline(const std::string& topo, const std::string& work, std::vector<std::string> sets) {
+  driver::RunRequest req{testing::source_path(topo), testing::source_path(work), std::move(sets)};
+  auto r = driver::simulate(req);
+  ASSERT_TRUE(r.ok()) << r.status_detail;
+  std::string html = report::run_report_html(r);
+  EXPECT_LT(html.size(), 500u << 10) << work;
+  std::string g = section(html, "timeline-card");
+  int drawn = 0, marks = 0, rects = 0;  // parsed by hand: std::regex recurses per character of a long path
+  for (const std::string open :
+       {"<rect class=\"slice\"", "<path class=\"slice-thin\"", "<path class=\"slice-small\""})
+    for (size_t at = g.find(open); at != std::string::npos; at = g.find(open, at + 1)) {
+      size_t tb = g.find("<title>", at), te = g.find("</title>", tb);
+      ASSERT_TRUE(tb != std::string::npos && te != std::string::npos);
+      drawn += slices_in(g.substr(tb + 7, te - tb - 7));
+      if (open[1] != 'p') {
+        ++rects;
+        continue;
+      }
+      size_t db = g.find(" d=\"", at) + 4, de = g.find('"', db);
+      EXPECT_NE(g.substr(at, db - at).find("data-category=\""), std::string::npos);
+      for (size_t m = g.find('M', db); m < de; m = g.find('M', m + 1)) {
+        double x = std::strtod(g.c_str() + m + 1, nullptr);
+        EXPECT_TRUE(x >= 110 && x <= 1170) << x;  // inside the plot
+        ++marks;
+      }
+    }
+  EXPECT_GT(marks, 100) << work << ": short slices are drawn as path marks";
+  EXPECT_GT(rects, 100) << work << ": the widest keep their own tooltip";
+  int expected = 0;  // the task segments the chart draws (lanes up to 32, as html_gantt.cpp)
+  const auto& graph = r.plan.graph;
+  for (size_t i = 0; i < graph.tasks.size(); ++i) {
+    const auto& t = graph.tasks[i];
+    const auto& tt = r.replay.tasks[i];
+    double c = t.compute_seconds > 0 ? tt.compute_end : tt.start;
+    for (int lane = 0; lane < std::min(graph.stages, 32); ++lane)
+      if (t.stage == lane || t.stage < 0 || (t.peer_stage == lane && t.kind == plan::TaskKind::transfer))
+        expected += (c > tt.start) + (tt.end > c);
+  }
+  EXPECT_EQ(drawn, expected) << work;
+}
+
+TEST(HtmlReport, BigRunTimelinesStaySmallAndDrawEverySlice) {
+  expect_small_timeline("topologies/dgx-a100-superpod.yaml", "workloads/gpt3-175b.yaml", {});
+  expect_small_timeline("topologies/dgx-h100-superpod.yaml", "workloads/llama3.1-405b.yaml",
+                        {"topology.nodes=128"});
 }
 
 TEST(HtmlReport, ValidationScatterAndTableSortedByError) {

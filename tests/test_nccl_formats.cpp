@@ -105,3 +105,22 @@ TEST(NcclFormats, CountMismatchWarns) {
   EXPECT_NE(w[1].find("spans 1 host(s), the topology 2 servers"), std::string::npos) << w[1];
   EXPECT_NE(w[2].find("the log's GPU is NVIDIA A100-SXM4-80GB"), std::string::npos) << w[2];
 }
+
+TEST(NcclFormats, CountMismatchWarnsOncePerFile) {
+  NcclTestsLog a;
+  a.file = "a.log";
+  a.first_line = 7;
+  a.ranks = 4;
+  a.nodes = 1;
+  a.device = "H100-SXM5-80GB";
+  NcclTestsLog a2 = a, b = a;
+  a2.first_line = 40;  // a second test of the same run, in the same file
+  b.file = "b.log";
+  auto w = fit::logs_topology_mismatch({a, a2, a2, b}, "DGX", 1, 8, "H100-SXM5-80GB");
+  ASSERT_EQ(w.size(), 2u);  // one per file, the GPU matches, the host count too
+  EXPECT_NE(w[0].find("a.log:7: 4 GPU(s) per host"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("also 2 more test(s) of this file"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("b.log:7: 4 GPU(s) per host"), std::string::npos) << w[1];
+  EXPECT_EQ(w[1].find("more test"), std::string::npos) << w[1];
+  EXPECT_TRUE(fit::logs_topology_mismatch({a, a2}, "DGX", 1, 4, "H100-SXM5-80GB").empty());
+}

@@ -27,6 +27,10 @@ TEST(ResultJson, SummaryCellsGetJsonTypes) {
   EXPECT_EQ(summary_cell_json("topology", "4096"), "4096");  // a name stays a string
   EXPECT_EQ(summary_cell_json("status", "out_of_memory"), "out_of_memory");
   EXPECT_EQ(summary_cell_json("mfu", "nan"), "nan");  // JSON has no NaN
+  EXPECT_TRUE(summary_cell_json("sequence_parallel", "true").is_boolean());
+  EXPECT_EQ(summary_cell_json("sequence_parallel", "true"), true);
+  EXPECT_EQ(summary_cell_json("tp_overlap", "false"), false);
+  EXPECT_EQ(summary_cell_json("topology", "true"), "true");  // a name stays a string
 }
 
 TEST(ResultJson, Sha256OfKnownText) {  // FIPS 180-2 test vector
@@ -59,6 +63,8 @@ TEST(ResultJson, RunHasNumbersProvenanceAndSearchRows) {
       EXPECT_TRUE(v.is_null()) << column;
     else if (v.is_number())
       EXPECT_EQ(v.get<double>(), std::stod(text)) << column;
+    else if (v.is_boolean())
+      EXPECT_EQ(v.get<bool>() ? "true" : "false", text) << column;
     else
       EXPECT_EQ(v.get<std::string>(), text) << column;
   }

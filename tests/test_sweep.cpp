@@ -260,3 +260,32 @@ TEST(SweepPoint, GoodputColumnsComeFromTheRunAndTheProfile) {
   auto plain_columns = results_columns(plain);
   EXPECT_EQ(std::find(plain_columns.begin(), plain_columns.end(), "goodput"), plain_columns.end());
 }
+
+// Every point's memory by component (the fullest stage's), also out of memory: the parts add up to its
+// memory_per_device_GiB.
+TEST(SweepPoint, MemoryComponentsAddUpToThePointsMemory) {
+  auto dir = temp_dir("memory-point");
+  std::string text =
+      "name: m\ntopology: " + podsim::testing::source_path("topologies/dgx-h100-superpod.yaml") +
+      "\nworkload: " + podsim::testing::source_path("workloads/llama3-8b.yaml") +
+      "\nset: {topology.nodes: 1, workload.training.global_batch: 8}\n"
+      "axes:\n  - grid: {workload.model.layers: [4, 2000]}\n";
+  auto s = load_study(write(dir, "s.yaml", text));
+  auto columns = results_columns(s);
+  auto cell = [&](const ResultRow& r, const std::string& c) {
+    auto it = std::find(columns.begin(), columns.end(), c);
+    EXPECT_NE(it, columns.end()) << c;
+    return it == columns.end() ? std::string() : r.cells[it - columns.begin()];
+  };
+  auto fits = driver::run_point(s, s.points[0]), oom = driver::run_point(s, s.points[1]);
+  ASSERT_EQ(cell(fits, "status"), "ok") << cell(fits, "detail");
+  ASSERT_EQ(cell(oom, "status"), "out_of_memory") << cell(oom, "detail");
+  for (const auto* r : {&fits, &oom}) {
+    double sum = 0;
+    for (const auto& c : memory_columns()) sum += std::stod(cell(*r, c));
+    double total = std::stod(cell(*r, "memory_per_device_GiB"));
+    EXPECT_NEAR(sum, total, 0.002 * total + 1e-3) << cell(*r, "status");
+    EXPECT_GT(std::stod(cell(*r, "memory_weights_GiB")), 0);
+  }
+  EXPECT_GT(std::stod(cell(oom, "memory_weights_GiB")), std::stod(cell(fits, "memory_weights_GiB")));
+}

@@ -132,6 +132,8 @@ Checked check_trace(const std::string& text) {
 report::RunResult run(const std::string& topo, const std::string& work, std::vector<std::string> sets = {}) {
   driver::RunRequest req{source_path("topologies/" + topo), source_path("workloads/" + work),
                          std::move(sets)};
+  req.trace = true;  // as `podsim run --trace` asks: with the link utilization tracks
+  req.links = true;  // links.csv's totals, for the tracks' closed form
   auto r = driver::simulate(req);
   EXPECT_TRUE(r.ok()) << topo << " " << work << ": " << r.status_detail;
   return r;
@@ -198,6 +200,56 @@ TEST(Trace, SlicesCarryLinkClassesAndTransferDetails) {
     nvlink |= cls.find("nvlink") != std::string::npos;
   }
   EXPECT_TRUE(send && ib && nvlink);
+}
+
+// The link tracks: one series per link class of the topology, a percentage of the class's capacity, idle at
+// the step's end; integrated over the step and times the capacity, each is the bytes --links counts.
+void expect_link_counters(const report::RunResult& r) {
+  ASSERT_TRUE(r.links && r.plan_class_bytes);
+  json t = json::parse(report::chrome_trace(r));
+  const int pid = r.plan.graph.stages;
+  std::vector<const json*> points;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "C" && e["pid"] == pid) points.push_back(&e);
+  ASSERT_GE(points.size(), 2u);
+  for (const auto& cls : r.links->classes) {
+    double integral = 0, peak = 0;  // percent x microseconds
+    for (size_t i = 0; i < points.size(); ++i) {
+      const json& a = (*points[i])["args"];
+      ASSERT_TRUE(a.contains(cls.cls)) << cls.cls;
+      double v = a[cls.cls].get<double>();
+      EXPECT_GE(v, 0) << cls.cls;
+      peak = std::max(peak, v);
+      if (i + 1 < points.size())
+        integral += v * ((*points[i + 1])["ts"].get<double>() - (*points[i])["ts"].get<double>());
+    }
+    EXPECT_EQ((*points.back())["args"][cls.cls].get<double>(), 0) << cls.cls << " busy after the step";
+    double bytes = integral / 100 * 1e-6 * cls.capacity;
+    EXPECT_NEAR(bytes, cls.bytes, 1e-6 * cls.bytes + 1) << cls.cls;
+    EXPECT_LE(peak, 100.0 + 1e-9) << cls.cls;
+    if (cls.bytes > 0) EXPECT_GT(peak, 0) << cls.cls;
+  }
+  EXPECT_LE((*points.back())["ts"].get<double>() * 1e3, r.step_time() * 1e9 + 1);
+}
+
+TEST(Trace, LinkUtilizationTracksIntegrateToTheBytesPerLinkClass) {
+  auto r = run("dgx-a100-superpod.yaml", "gpt3-175b.yaml");
+  expect_link_counters(r);
+  ASSERT_TRUE(r.links);
+  int carrying = 0;  // both NVLink (tensor parallel) and InfiniBand (pipeline, data parallel) carry bytes
+  for (const auto& c : r.links->classes) carrying += c.bytes > 0;
+  EXPECT_GE(carrying, 2);
+  expect_link_counters(run("tpu-v4-pod.yaml", "gpt3-xl.yaml", {"workload.training.precision=bf16"}));
+}
+
+TEST(Trace, NoLinkTracksWithoutTheirData) {
+  driver::RunRequest req{source_path("topologies/dgx-a100-superpod.yaml"),
+                         source_path("workloads/gpt3-xl.yaml"),
+                         {"topology.nodes=2"}};
+  auto r = driver::simulate(req);  // not traced: nothing routed per plan
+  EXPECT_FALSE(r.plan_class_bytes);
+  json t = json::parse(report::chrome_trace(r));
+  for (const auto& e : t["traceEvents"]) EXPECT_NE(e["pid"], r.plan.graph.stages) << e.dump();
 }
 
 }  // namespace

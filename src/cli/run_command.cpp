@@ -192,6 +192,7 @@ void add_run_command(CLI::App& app) {
       throw InputError("--links writes links.csv into the --out directory: give --out DIR too");
     if (!opt->out.empty()) report::prepare_output_directory(opt->out, "--out");
     if (!opt->trace.empty()) report::prepare_output_file(opt->trace, "--trace");
+    opt->request.trace = !opt->trace.empty();  // the trace draws link utilization per class
     bool tty = ::isatty(2) && !opt->quiet;
     auto started = std::chrono::steady_clock::now();
     auto progress = [tty](const std::string& msg) {

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/driver/hf_config.hpp"
 #include "podsim/driver/megatron_args.hpp"
@@ -16,12 +17,30 @@ std::pair<std::string, std::string> key_value(const std::string& set) {
   return {set.substr(0, eq), set.substr(eq + 1)};
 }
 
+// Both sources describe a transformer language model (model.layers, hidden, heads, ...): a workload of
+// another kind has none of those keys, so name its kind rather than fail on the first imported key.
+void require_transformer(const JobSources& sources, const std::string& workload_file) {
+  ConfigNode root = ConfigNode::load_file(workload_file);
+  std::string kind = root.string_or("kind", "transformer_lm");
+  if (kind == "transformer_lm") return;
+  std::string flags = sources.hf_config.empty()       ? "--megatron-args"
+                      : sources.megatron_args.empty() ? "--hf-config"
+                                                      : "--hf-config and --megatron-args";
+  root.fail("kind",
+            fmt::format("{} describes a transformer language model (model.layers, hidden, heads, ...) "
+                        "and fills a workload of kind transformer_lm; this workload is kind '{}', "
+                        "which has no such keys: give a transformer_lm workload with --workload "
+                        "(e.g. workloads/llama3-8b.yaml) or leave --workload out",
+                        flags, kind));
+}
+
 }  // namespace
 
 std::vector<std::string> import_job(const JobSources& sources, const std::string& base_workload,
                                     std::string& workload_file, std::vector<std::string>& sets) {
   std::vector<std::string> lines;
   if (sources.hf_config.empty() && sources.megatron_args.empty()) return lines;
+  if (!workload_file.empty()) require_transformer(sources, workload_file);
   std::vector<JobImport> parts;
   if (!sources.hf_config.empty()) parts.push_back(read_hf_config(sources.hf_config));
   if (!sources.megatron_args.empty()) parts.push_back(read_megatron_args(sources.megatron_args));

@@ -9,6 +9,7 @@
 #include "podsim/driver/straggler_replay.hpp"
 #include "podsim/engine/replay.hpp"
 #include "podsim/report/invariants.hpp"
+#include "podsim/report/link_class_bytes.hpp"
 #include "podsim/report/link_classes.hpp"
 #include "podsim/topology/graph.hpp"
 #include "podsim/topology/loader.hpp"
@@ -46,6 +47,7 @@ report::RunResult simulate(const RunRequest& request, const Progress& progress) 
     r.workload_file = request.workload_file;
     r.provenance = run_provenance(request, topo);
     if (request.links && r.ok()) r.links = report::link_traffic(topo, r.plan.graph, r.step_time());
+    if (request.trace && r.ok()) r.plan_class_bytes = report::plan_class_bytes(topo, r.plan.graph);
     return r;
   } catch (const InvariantViolation& e) {
     // Name the inputs as a command line that reproduces the violation.

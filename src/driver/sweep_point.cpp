@@ -5,6 +5,7 @@
 #include <map>
 
 #include "podsim/core/error.hpp"
+#include "podsim/core/units.hpp"
 #include "podsim/driver/goodput_assessment.hpp"
 #include "podsim/reliability/reliability_profile.hpp"
 #include "podsim/report/writers.hpp"
@@ -25,11 +26,25 @@ void add_goodput(const study::Study& s, const RunRequest& request, const report:
   values["expected_train_days"] = fmt::format("{:.4g}", a.expected_train_seconds / 86400);
 }
 
+// The memory components of the lane with the most memory (the one memory_per_device_GiB reports), also for a
+// point that did not fit; empty cells when the workload reported no memory.
+void add_memory(const report::RunResult& r, std::map<std::string, std::string>& values) {
+  const workload::MemoryBreakdown* peak = nullptr;
+  for (const auto& m : r.plan.memory)
+    if (!peak || m.total() > peak->total()) peak = &m;
+  if (!peak) return;
+  const auto& c = study::memory_columns();
+  const double parts[] = {peak->weights,     peak->gradients, peak->optimizer,
+                          peak->activations, peak->buffers,   peak->framework};
+  for (size_t i = 0; i < c.size(); ++i) values[c[i]] = fmt::format("{:.4g}", parts[i] / GiB);
+}
+
 study::ResultRow row_of(const study::Study& s, const study::Point& p, const RunRequest& request,
                         const report::RunResult& r) {
   report::Row summary = report::summary_row(r);
   std::map<std::string, std::string> values(summary.begin(), summary.end());
   add_goodput(s, request, r, values);
+  add_memory(r, values);
   study::ResultRow row;
   row.point = p.index;
   row.id = p.id;

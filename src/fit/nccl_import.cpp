@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <map>
 
 #include "podsim/fit/collective_geometry.hpp"
 #include "podsim/fit/profile_output.hpp"
@@ -73,28 +74,62 @@ bool same_gpu(const std::string& log_device, const std::string& device) {
 
 }  // namespace
 
+namespace {
+
+// What does not match, without the log's location.
+std::vector<std::string> mismatch_texts(const calibration::NcclTestsLog& log,
+                                        const std::string& topology_name, int topology_nodes,
+                                        int devices_per_node, const std::string& device) {
+  std::vector<std::string> w;
+  int per_host = log.nodes > 0 ? log.ranks / log.nodes : log.ranks;
+  if (per_host < devices_per_node)
+    w.push_back(
+        fmt::format("{} GPU(s) per host, but a server of {} has {}: fitted as the first {} GPUs of "
+                    "each server (is this the machine the log was measured on?)",
+                    per_host, topology_name, devices_per_node, per_host));
+  if (log.nodes < topology_nodes)
+    w.push_back(
+        fmt::format("the log spans {} host(s), the topology {} servers: fitted on the first {} "
+                    "(links beyond them are not measured by this log)",
+                    log.nodes, topology_nodes, log.nodes));
+  if (!same_gpu(log.device, device))
+    w.push_back(
+        fmt::format("the log's GPU is {}, the topology's {}: is --topology the machine the log "
+                    "was measured on?",
+                    log.device, device));
+  return w;
+}
+
+}  // namespace
+
 std::vector<std::string> log_topology_mismatch(const calibration::NcclTestsLog& log,
                                                const std::string& topology_name, int topology_nodes,
                                                int devices_per_node, const std::string& device) {
   std::vector<std::string> w;
-  std::string where = fmt::format("{}:{}", log.file, log.first_line);
-  int per_host = log.nodes > 0 ? log.ranks / log.nodes : log.ranks;
-  if (per_host < devices_per_node)
-    w.push_back(
-        fmt::format("{}: {} GPU(s) per host, but a server of {} has {}: fitted as the first {} GPUs of "
-                    "each server (is this the machine the log was measured on?)",
-                    where, per_host, topology_name, devices_per_node, per_host));
-  if (log.nodes < topology_nodes)
-    w.push_back(
-        fmt::format("{}: the log spans {} host(s), the topology {} servers: fitted on the first {} "
-                    "(links beyond them are not measured by this log)",
-                    where, log.nodes, topology_nodes, log.nodes));
-  if (!same_gpu(log.device, device))
-    w.push_back(
-        fmt::format("{}: the log's GPU is {}, the topology's {}: is --topology the machine the log "
-                    "was measured on?",
-                    where, log.device, device));
+  for (auto& text : mismatch_texts(log, topology_name, topology_nodes, devices_per_node, device))
+    w.push_back(fmt::format("{}:{}: {}", log.file, log.first_line, text));
   return w;
+}
+
+std::vector<std::string> logs_topology_mismatch(const std::vector<calibration::NcclTestsLog>& logs,
+                                                const std::string& topology_name, int topology_nodes,
+                                                int devices_per_node, const std::string& device) {
+  std::vector<std::string> out;
+  std::vector<int> repeats;
+  std::map<std::pair<std::string, std::string>, size_t> first;  // (file, text) -> index in out
+  for (const auto& log : logs)
+    for (auto& text : mismatch_texts(log, topology_name, topology_nodes, devices_per_node, device)) {
+      auto [it, fresh] = first.try_emplace({log.file, text}, out.size());
+      if (!fresh) {
+        ++repeats[it->second];
+        continue;
+      }
+      out.push_back(fmt::format("{}:{}: {}", log.file, log.first_line, text));
+      repeats.push_back(0);
+    }
+  for (size_t i = 0; i < out.size(); ++i)
+    if (repeats[i] > 0) out[i] += fmt::format(" (also {} more test(s) of this file)", repeats[i]);
+  return out;
 }
 
 NcclImport import_nccl_tests(const NcclImportRequest& req) {
@@ -111,10 +146,11 @@ NcclImport import_nccl_tests(const NcclImportRequest& req) {
   std::vector<calibration::CollectiveGeometry> geometry;
   for (const auto& log : r.tests) {
     collectives.push_back(measured_collective(topo, log));
-    for (auto& w : log_topology_mismatch(log, topo.name, topo.nodes, topo.devices_per_node, topo.device.name))
-      r.warnings.push_back(std::move(w));
     geometry.push_back(collective_geometry(topo, collectives.back()));
   }
+  // Once per file: a log of many tests (sizes, operations) would otherwise repeat each warning per test.
+  r.warnings =
+      logs_topology_mismatch(r.tests, topo.name, topo.nodes, topo.devices_per_node, topo.device.name);
   calibration::FabricFitOptions fo;
   fo.name = req.name;
   r.fit = calibration::fit_fabric_profile(r.tests, geometry, base, fo,

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <functional>
 #include <map>
 
 #include "podsim/report/html_svg.hpp"
@@ -126,15 +128,72 @@ std::vector<Lane> lanes_of(const RunResult& r) {
   return lanes;
 }
 
-std::string rects(const std::vector<Group>& groups, const std::string& lane, double y, double h, double px) {
+// Groups without a tooltip of their own are drawn, per row and category, as one <path> with one tooltip: the
+// pixels a rect each would, but a step of tens of thousands of short slices stays a small file (a rect and
+// its tooltip are ~200 bytes, a stroke ~17, a filled subpath ~30). Under a pixel: a stroke of kThinStroke px
+// (what a rect of 0.6 to 1 px shows); wider ones that lose their tooltip to kMaxTooltipRects: a filled box.
+constexpr double kThinPx = 1.0, kThinStroke = 0.8;
+constexpr size_t kMaxTooltipRects = 1200;
+
+struct Row {
+  std::string lane;
+  double y = 0, h = 0;
+  std::vector<Group> groups;
+};
+
+std::string thin_path(bool stroke, plan::Category cat, const std::string& d, const std::string& lane,
+                      int count, double seconds, double below_px) {
+  std::string paint = stroke ? fmt::format("fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"",
+                                           category_color(cat), kThinStroke)
+                             : fmt::format("fill=\"{}\"", category_color(cat));
+  return fmt::format(
+      "<path class=\"{}\" data-category=\"{}\" d=\"{}\" {}><title>{}: {} short slices, mostly {} (each "
+      "under {} px), {} ms in all</title></path>",
+      stroke ? "slice-thin" : "slice-small", plan::to_string(cat), d, paint, esc(lane), count,
+      plan::to_string(cat), number(below_px), number(1e3 * seconds));
+}
+
+std::string rects(const Row& row, double px, double tooltip_px) {
   std::string out;
-  for (const auto& gr : groups)
-    out += fmt::format(
-        "<rect class=\"slice\" data-category=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.2f}\" "
-        "height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
-        plan::to_string(gr.dominant()), kX0 + gr.begin / px, y, std::max(0.6, (gr.end - gr.begin) / px), h,
-        category_color(gr.dominant()), esc(tooltip(lane, gr)));
+  std::array<std::array<std::string, plan::kCategories>, 2> d;  // [stroke, filled][category]
+  std::array<std::array<double, plan::kCategories>, 2> seconds{};
+  std::array<std::array<int, plan::kCategories>, 2> count{};
+  const double y = std::round(row.y * 10) / 10;
+  for (const auto& gr : row.groups) {
+    double w = (gr.end - gr.begin) / px, x = kX0 + gr.begin / px;
+    int c = static_cast<int>(gr.dominant());
+    if (w >= tooltip_px) {
+      out += fmt::format(
+          "<rect class=\"slice\" data-category=\"{}\" x=\"{:.1f}\" y=\"{:g}\" width=\"{:.2f}\" "
+          "height=\"{:g}\" fill=\"{}\"><title>{}</title></rect>",
+          plan::to_string(gr.dominant()), x, y, w, row.h, category_color(gr.dominant()),
+          esc(tooltip(row.lane, gr)));
+      continue;
+    }
+    int k = w < kThinPx ? 0 : 1;
+    d[k][c] += k == 0 ? fmt::format("M{:.1f} {:g}v{:g}", x + w / 2, y, row.h)
+                      : fmt::format("M{:.1f} {:g}h{:.1f}v{:g}h-{:.1f}z", x, y, w, row.h, w);
+    for (double sec : gr.seconds) seconds[k][c] += sec;
+    count[k][c] += gr.count;
+  }
+  for (int k = 0; k < 2; ++k)
+    for (int c = 0; c < plan::kCategories; ++c)
+      if (!d[k][c].empty())
+        out += thin_path(k == 0, static_cast<plan::Category>(c), d[k][c], row.lane, count[k][c],
+                         seconds[k][c], k == 0 ? kThinPx : tooltip_px);
   return out;
+}
+
+// The narrowest width (px, at least kThinPx) whose groups keep a rect and tooltip of their own: all of them
+// when there are at most kMaxTooltipRects, else the widest kMaxTooltipRects.
+double tooltip_width(const std::vector<std::vector<Row>>& lanes, double px) {
+  std::vector<double> widths;
+  for (const auto& rows : lanes)
+    for (const auto& row : rows)
+      for (const auto& gr : row.groups) widths.push_back((gr.end - gr.begin) / px);
+  if (widths.size() <= kMaxTooltipRects) return kThinPx;
+  std::nth_element(widths.begin(), widths.begin() + kMaxTooltipRects, widths.end(), std::greater<>());
+  return std::max(kThinPx, std::nextafter(widths[kMaxTooltipRects], 1e300));
 }
 
 std::string lane_title(const RunResult& r, size_t lane, const std::string& name) {
@@ -153,25 +212,32 @@ std::string gantt_chart(const RunResult& r) {
   if (!r.ok() || r.step_time() <= 0 || g.tasks.empty()) return "";
   double px = r.step_time() / kWidth;  // seconds per pixel
   std::vector<Lane> lanes = lanes_of(r);
-  std::string body;
+  std::vector<std::vector<Row>> rows(lanes.size());
+  std::vector<std::string> names(lanes.size());
+  std::vector<double> top(lanes.size()), height(lanes.size());
   double y = 8;
   for (size_t l = 0; l < lanes.size(); ++l) {
-    std::string name = l < g.lane_names.size() ? g.lane_names[l] : fmt::format("stage {}", l);
+    names[l] = l < g.lane_names.size() ? g.lane_names[l] : fmt::format("stage {}", l);
     auto comm_rows = pack(lanes[l].comm);
-    double h = kDeviceRow + kCommRow * comm_rows.size() + 2;
-    body += fmt::format("<g class=\"lane\" data-name=\"{}\"><title>{}</title>", esc(name),
-                        esc(lane_title(r, l, name)));
+    top[l] = y, height[l] = kDeviceRow + kCommRow * comm_rows.size() + 2;
+    rows[l].push_back({names[l], y, kDeviceRow - 2, coalesce(lanes[l].device, px)});
+    for (size_t k = 0; k < comm_rows.size(); ++k)
+      rows[l].push_back({names[l] + " (communication)", y + kDeviceRow + kCommRow * k, kCommRow - 1,
+                         coalesce(comm_rows[k], px)});
+    y += height[l] + 4;
+  }
+  const double tooltip_px = tooltip_width(rows, px);
+  std::string body;
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    body += fmt::format("<g class=\"lane\" data-name=\"{}\"><title>{}</title>", esc(names[l]),
+                        esc(lane_title(r, l, names[l])));
     body +=
         fmt::format("<rect class=\"idle\" x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\" fill=\"{}\"/>",
-                    kX0, y, kWidth, h - 2, kIdleColor);
+                    kX0, top[l], kWidth, height[l] - 2, kIdleColor);
     body += fmt::format("<text class=\"label\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", kX0 - 6,
-                        y + 13, esc(name));
-    body += rects(coalesce(lanes[l].device, px), name, y, kDeviceRow - 2, px);
-    for (size_t k = 0; k < comm_rows.size(); ++k)
-      body += rects(coalesce(comm_rows[k], px), name + " (communication)", y + kDeviceRow + kCommRow * k,
-                    kCommRow - 1, px);
+                        top[l] + 13, esc(names[l]));
+    for (const auto& row : rows[l]) body += rects(row, px, tooltip_px);
     body += "</g>";
-    y += h + 4;
   }
   Axis a = linear_axis(0, r.step_time());
   std::string axis;

@@ -109,9 +109,35 @@ std::string breakdown_card(const StudyView& v, int& charts) {
       true);
 }
 
+namespace {
+
+// results.csv's memory components (study::memory_columns), in the order the stacked bars draw them.
+const std::vector<std::pair<std::string, Part>>& memory_parts() {
+  static const std::vector<std::pair<std::string, Part>> parts = {
+      {"memory_weights_GiB", {"weights", "#2f6db5"}},
+      {"memory_gradients_GiB", {"gradients", "#6a9fd8"}},
+      {"memory_optimizer_GiB", {"optimizer", "#e08a2f"}},
+      {"memory_activations_GiB", {"activations", "#4c9a52"}},
+      {"memory_buffers_GiB", {"buffers", "#9467bd"}},
+      {"memory_framework_GiB", {"framework", "#8c8c8c"}}};
+  return parts;
+}
+
+// A point's bar: its components where the table has them (a study run before they existed has only the
+// total, drawn as one segment, red where it did not fit).
+std::vector<double> memory_values(const StudyView& v, size_t r, double total, bool components) {
+  std::vector<double> values;
+  if (!components) return {v.ok(r) ? total : 0, v.ok(r) ? 0 : total};
+  for (const auto& [column, part] : memory_parts()) values.push_back(v.num(r, column).value_or(0));
+  return values;
+}
+
+}  // namespace
+
 std::string memory_card(const StudyView& v, int& charts) {
   std::vector<Stack> stacks;
   std::string failures;
+  const bool components = v.col(memory_parts()[0].first) >= 0;
   for (size_t r = 0; r < v.t.rows.size() && stacks.size() < 200; ++r) {
     auto mem = v.num(r, "memory_per_device_GiB");
     std::string status = v.cell(r, "status");
@@ -119,7 +145,7 @@ std::string memory_card(const StudyView& v, int& charts) {
       failures += fmt::format("<li><b>{}</b>: {}{}</li>", esc(v.label(r)), esc(status),
                               v.cell(r, "detail").empty() ? "" : " \u2014 " + esc(v.cell(r, "detail")));
     if (!mem) continue;
-    Stack s{v.label(r), {v.ok(r) ? *mem : 0, v.ok(r) ? 0 : *mem}, v.num(r, "memory_capacity_GiB"), ""};
+    Stack s{v.label(r), memory_values(v, r, *mem, components), v.num(r, "memory_capacity_GiB"), ""};
     if (status == "out_of_memory")
       s.failed_text =
           v.num(r, "memory_needed_GiB")
@@ -128,16 +154,20 @@ std::string memory_card(const StudyView& v, int& charts) {
               : "out of memory";
     stacks.push_back(s);
   }
-  std::string body = stacks.empty()
-                         ? ""
-                         : stacked_chart({{"memory per device", "#2f6db5"}, {"did not fit", "#e0a0a0"}},
-                                         stacks, "GiB", "device memory capacity");
+  std::vector<Part> parts = {{"memory per device", "#2f6db5"}, {"did not fit", "#e0a0a0"}};
+  if (components) {
+    parts.clear();
+    for (const auto& [column, part] : memory_parts()) parts.push_back(part);
+  }
+  std::string body = stacks.empty() ? "" : stacked_chart(parts, stacks, "GiB", "device memory capacity");
   if (!stacks.empty()) charts++;
   if (!failures.empty())
     body += "<h3>Points that did not run</h3><ul class=\"failures\">" + failures + "</ul>";
   if (body.empty()) return "";
   return card("memory-card", "Memory per device against capacity", body,
-              "Peak over pipeline stages. The red tick is the device's memory.", true);
+              "Peak over pipeline stages, by component (the stage with the most memory). The red tick is the "
+              "device's memory.",
+              true);
 }
 
 }  // namespace podsim::report::html

@@ -97,6 +97,9 @@ json kernels_json(const RunResult& r) {
 json summary_cell_json(const std::string& column, const std::string& text) {
   if (text.empty()) return nullptr;
   if (text_column(column)) return text;
+  // Settings such as sequence_parallel and tp_overlap are written "true" / "false" in summary.csv.
+  if (text == "true") return true;
+  if (text == "false") return false;
   const char* begin = text.data();
   const char* end = begin + text.size();
   long long integer = 0;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "podsim/core/units.hpp"
+#include "podsim/report/trace_links.hpp"
 
 namespace podsim::report {
 namespace {
@@ -301,6 +302,7 @@ std::string chrome_trace(const RunResult& r) {
   emit_tracks(r, tracks, events, placed);
   emit_flows(g, placed, events);
   emit_memory_counters(r, events);
+  for (auto& e : link_utilization_events(r)) events.push_back(std::move(e));
   Json trace = {{"otherData",
                  {{"generator", "podsim"},
                   {"workload", r.workload_name},

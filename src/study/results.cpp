@@ -27,12 +27,21 @@ std::vector<std::string> results_columns(const Study& study) {
   const auto& summary = report::summary_columns();
   c.insert(c.end(), summary.begin(), summary.end());
   if (!study.goodput_file.empty()) c.insert(c.end(), goodput_columns().begin(), goodput_columns().end());
+  c.insert(c.end(), memory_columns().begin(), memory_columns().end());
   return c;
 }
 
+const std::vector<std::string>& memory_columns() {
+  static const std::vector<std::string> columns = {"memory_weights_GiB",   "memory_gradients_GiB",
+                                                   "memory_optimizer_GiB", "memory_activations_GiB",
+                                                   "memory_buffers_GiB",   "memory_framework_GiB"};
+  return columns;
+}
+
 const std::vector<std::string>& goodput_columns() {
-  static const std::vector<std::string> columns = {"goodput", "job_failures_per_day", "checkpoint_interval_min",
-                                                   "ideal_train_days", "expected_train_days"};
+  static const std::vector<std::string> columns = {"goodput", "job_failures_per_day",
+                                                   "checkpoint_interval_min", "ideal_train_days",
+                                                   "expected_train_days"};
   return columns;
 }
 

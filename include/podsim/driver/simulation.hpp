@@ -18,6 +18,7 @@ struct RunRequest {
   std::string workload_file;
   std::vector<std::string> sets;  // "topology.nodes=128", "workload.parallel.pp=16"
   bool links = false;             // also count bytes per link (RunResult::links, --links)
+  bool trace = false;             // also count bytes per plan and link class (RunResult::plan_class_bytes)
 };
 
 using Progress = std::function<void(const std::string&)>;

@@ -45,6 +45,11 @@ struct NcclImport {
 std::vector<std::string> log_topology_mismatch(const calibration::NcclTestsLog& log,
                                                const std::string& topology_name, int topology_nodes,
                                                int devices_per_node, const std::string& device);
+// The same for every test read, once per file and warning (the first test's line, and how many more of the
+// file repeat it): what NcclImport::warnings holds.
+std::vector<std::string> logs_topology_mismatch(const std::vector<calibration::NcclTestsLog>& logs,
+                                                const std::string& topology_name, int topology_nodes,
+                                                int devices_per_node, const std::string& device);
 
 // Reads the logs and the topology and fits. Throws InputError on bad input (unreadable or malformed log,
 // a log whose ranks do not fit the topology, a log podsim cannot use).

@@ -1,7 +1,7 @@
 // result.json: everything a run produced, for other tools. Schema (README.md, "result.json"):
-//   summary      summary.csv's row as JSON values: numbers as numbers, an empty cell as null, names and
-//                status as strings (each number is the same decimal text summary.csv has, so both parse
-//                to the same value)
+//   summary      summary.csv's row as JSON values: numbers as numbers, true/false as booleans, an empty
+//                cell as null, names and status as strings (each number is the same decimal text
+//                summary.csv has, so both parse to the same value)
 //   provenance   podsim version, command line, every --set, input files with SHA-256, time (UTC)
 //   search       the auto-search's candidates as rows {candidate, status, step_time_s, samples_per_step,
 //                chosen}; search_log: the same as text lines
@@ -16,7 +16,8 @@
 namespace podsim::report {
 
 // One summary.csv cell as a JSON value: "" -> null; a text column (status, names) -> string; a decimal
-// number -> an integer or a double of exactly that text; anything else -> string.
+// number -> an integer or a double of exactly that text; "true" / "false" -> a boolean; anything else ->
+// string.
 nlohmann::ordered_json summary_cell_json(const std::string& column, const std::string& text);
 
 nlohmann::ordered_json provenance_json(const Provenance& p);

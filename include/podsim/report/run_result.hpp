@@ -8,8 +8,9 @@
 
 #include "podsim/core/error.hpp"
 #include "podsim/engine/replay.hpp"
-#include "podsim/report/provenance.hpp"
+#include "podsim/report/link_class_bytes.hpp"
 #include "podsim/report/link_traffic.hpp"
+#include "podsim/report/provenance.hpp"
 #include "podsim/report/straggler_outcome.hpp"
 #include "podsim/workload/step_plan.hpp"
 
@@ -58,6 +59,8 @@ struct RunResult {
   Provenance provenance;  // filled by driver::simulate(RunRequest) for result.json
   // Bytes per link class and the hottest links (report/link_traffic.hpp), when the run asked (--links).
   std::optional<LinkTraffic> links;
+  // Bytes per plan and link class, when the run is traced (--trace): the trace's link utilization tracks.
+  std::optional<PlanClassBytes> plan_class_bytes;
 
   bool ok() const { return status == "ok"; }
   int devices() const { return plan.devices; }

@@ -27,6 +27,9 @@ struct ResultsTable {
 // "point", "point_id", the study's axis keys, "detail", then report::summary_columns().
 std::vector<std::string> results_columns(const Study& study);
 // The columns a study with `goodput:` adds after the summary columns (goodput as a fraction of wall time).
+// The peak lane's memory by component (weights, gradients, optimizer, activations, buffers, framework), in
+// GiB: results.csv's last columns, so that a point's memory_per_device_GiB shows what it is made of.
+const std::vector<std::string>& memory_columns();
 const std::vector<std::string>& goodput_columns();
 
 // The row of a point that did not run (filtered out, invalid input, crashed): status and detail only.

@@ -133,8 +133,9 @@ TEST(PipelineLayout, TheLayoutWithPpTimesVirtualStagesChunksApplies) {
   EXPECT_EQ(stage_layers(load(both, inter), 0), 3);
   // pp 1: one chunk holds every layer, whatever the layouts' chunk counts (they are still checked).
   WorkloadConfig one = load(both, {{"parallel.pp", "1"}});
-  EXPECT_TRUE(one.parallel.pipeline_layouts.empty());
+  EXPECT_FALSE(has_layout(one.parallel));  // kept for podsim plan's pp search, placed by none
   EXPECT_EQ(stage_layers(one, 0), 10);
+  EXPECT_TRUE(splits_evenly(one, 1));
   EXPECT_NE(podsim::testing::error_of([] {
               load("Et*4|t*2|t*3|L", {{"parallel.pp", "1"}});
             }).find("model.layers"),

@@ -241,6 +241,34 @@ TEST(Plan, MoeBoundCountsDispatchHostAndSharedExperts) {
   }
 }
 
+// parallel.pipeline_layout (DeepSeek-V3's 61 layers split only by an explicit layout): pp takes the values
+// that divide a layout's chunk count, virtual_stages the chunks per stage of those layouts, and every
+// candidate simulated places its layers by one of them (or pp 1, no pipeline).
+TEST(Plan, PipelineLayoutsGiveTheSplitsSearched) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "4"}});
+  Space s = llama_space(topo,
+                        {{"model.layers", "10"},
+                         {"parallel.pipeline_layout", "[\"Et*4|t*2|t*3|tL\", \"Et|t|t|t|tt|tt|t|tL\"]"},
+                         {"parallel.tp", "4"},
+                         {"parallel.pp", "auto"},
+                         {"parallel.virtual_stages", "auto"},
+                         {"parallel.schedule", "interleaved"},
+                         {"training.global_batch", "32"},
+                         {"parallel.zero", "1"}},
+                        {"parallel.tp", "parallel.cp", "training.recompute", "parallel.sequence_parallel",
+                         "parallel.zero", "parallel.shard_group", "parallel.dp_overlap",
+                         "parallel.tp_overlap", "parallel.etp", "parallel.ep", "training.micro_batch"});
+  driver::PlanOptions all{.top = 1, .jobs = 2, .exhaustive = true, .progress = {}};
+  auto b = driver::run_plan(topo, s, all);
+  std::set<std::pair<int, int>> splits;
+  for (const auto& r : b.rows) {
+    auto w = driver::resolve(s, r.values);
+    if (r.sim.ok()) splits.insert({w.parallel.pp, w.parallel.virtual_stages});
+  }
+  EXPECT_EQ(splits, (std::set<std::pair<int, int>>{{1, 1}, {2, 2}, {2, 4}, {4, 1}, {4, 2}, {8, 1}}))
+      << b.simulated;
+}
+
 // Context parallelism across servers (tp 8 fills each): ring attention's transfers that its attention
 // blocks cannot hide enter the bound, which stays below every simulated step.
 TEST(Plan, ContextParallelRingCountsInTheBoundAndTheBoundHolds) {

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+
 #include "podsim/driver/plan_space.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
@@ -98,7 +100,19 @@ const char* check_cp(const WorkloadConfig& w, const SpaceContext& c) {
   if (w.parallel.cp > 1 && w.model.seq_len % (2LL * w.parallel.cp)) return "2*cp does not divide seq_len";
   return check_devices(w, c);
 }
+// parallel.pipeline_layout: the pp that divide some layout's chunk count (and pp 1, which places no layout).
+bool pp_fits_a_layout(const WorkloadConfig& w, long long pp) {
+  if (pp == 1) return true;
+  for (const auto& l : w.parallel.pipeline_layouts)
+    if (static_cast<long long>(l.size()) % pp == 0) return true;
+  return false;
+}
+
 const char* check_pp(const WorkloadConfig& w, const SpaceContext& c) {
+  if (!w.parallel.pipeline_layouts.empty()) {
+    if (!pp_fits_a_layout(w, w.parallel.pp)) return "pp divides no pipeline_layout's chunk count";
+    return check_devices(w, c);
+  }
   // The layer slots: layers, plus the embedding and the loss where the split counts them (pipeline_split).
   if (workload::pipeline_slots(w) % w.parallel.pp || !workload::splits_evenly(w, 1))
     return "pp does not divide the layers (layer slots of the pipeline split)";
@@ -110,9 +124,12 @@ const char* check_dp(const WorkloadConfig& w, const SpaceContext& c) {
 }
 const char* check_virtual(const WorkloadConfig& w, const SpaceContext&) {
   int v = w.parallel.virtual_stages;
-  if (workload::pipeline_slots(w) % (static_cast<long long>(w.parallel.pp) * v) ||
-      !workload::splits_evenly(w, v))
+  if (!w.parallel.pipeline_layouts.empty()) {
+    if (!workload::splits_evenly(w, v)) return "no pipeline_layout has pp*virtual_stages chunks";
+  } else if (workload::pipeline_slots(w) % (static_cast<long long>(w.parallel.pp) * v) ||
+             !workload::splits_evenly(w, v)) {
     return "pp*virtual_stages does not divide the layers (layer slots of the pipeline split)";
+  }
   if (v > 1 && (w.parallel.pp == 1 || w.parallel.schedule != Schedule::interleaved))
     return "virtual_stages > 1 needs the interleaved schedule and pp > 1";
   return nullptr;
@@ -168,8 +185,9 @@ const std::vector<SearchKey> kSearchKeys = {
      [](const WorkloadConfig& w, const SpaceContext& c) {
        Values v;
        long long slots = workload::pipeline_slots(w);
+       bool layouts = !w.parallel.pipeline_layouts.empty();
        for (long long p = 1; p <= slots && model_parallel(w) * p <= c.devices; ++p)
-         if (slots % p == 0) v.push_back(p);
+         if (layouts ? pp_fits_a_layout(w, p) : slots % p == 0) v.push_back(p);
        return v;
      },
      [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.pp = static_cast<int>(v); },
@@ -201,8 +219,17 @@ const std::vector<SearchKey> kSearchKeys = {
      check_expert, never, number, parse_positive},
     {"parallel.virtual_stages",
      [](const WorkloadConfig& w, const SpaceContext& c) {
-       Values v{1};
        bool interleaved = !c.schedule_explicit || c.schedule == Schedule::interleaved;
+       if (!w.parallel.pipeline_layouts.empty() && w.parallel.pp > 1) {
+         Values v;  // the chunks per stage of each layout pp divides
+         for (const auto& l : w.parallel.pipeline_layouts)
+           if (l.size() % w.parallel.pp == 0 && (interleaved || l.size() == size_t(w.parallel.pp)))
+             v.push_back(static_cast<long long>(l.size()) / w.parallel.pp);
+         std::sort(v.begin(), v.end());
+         v.erase(std::unique(v.begin(), v.end()), v.end());
+         return v;
+       }
+       Values v{1};
        long long per_stage = workload::pipeline_slots(w) / w.parallel.pp;
        if (w.parallel.pp > 1 && interleaved)
          for (long long x = 2; x <= 8 && x <= per_stage; ++x)

@@ -62,7 +62,9 @@ void reject_lists_elsewhere(const ConfigNode& root) {
       std::string path = fmt::format("{}.{}", section, key);
       YAML::Node v = node->yaml()[key];
       bool is_auto = v.IsScalar() && v.Scalar() == "auto" && path != "training.attention";
-      if ((v.IsSequence() || is_auto) && !find_key(path))
+      // Keys whose value is a list in itself (the layouts to pick from, the modules to recompute).
+      bool list_valued = path == "parallel.pipeline_layout" || path == "training.recompute_modules";
+      if (((v.IsSequence() && !list_valued) || is_auto) && !find_key(path))
         node->fail(key, fmt::format("{} searches a key, but {} cannot be searched; searchable: {}",
                                     is_auto ? "auto" : "a list", path, searchable_list()));
     }

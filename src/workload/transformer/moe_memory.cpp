@@ -2,6 +2,7 @@
 
 #include "podsim/workload/transformer/moe_costs.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
+#include "podsim/workload/transformer/pipeline_layout.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 
@@ -18,7 +19,7 @@ long long stage_first_layer(const WorkloadConfig& w, int stage) {
 long long stage_moe_layers(const WorkloadConfig& w, int stage) {
   // A pipeline layout's chunks differ: count each chunk's own layers (the even split keeps its contiguous
   // approximation, which the golden results were taken with).
-  if (!w.parallel.pipeline_layouts.empty()) {
+  if (has_layout(w.parallel)) {
     int v = w.parallel.virtual_stages;
     long long moe = 0;
     for (int c = 0; c < v; ++c)

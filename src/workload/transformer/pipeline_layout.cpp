@@ -137,10 +137,9 @@ std::string chunk_counts(const ParallelConfig& p) {
 void resolve_virtual_stages(const ConfigNode& par, ParallelConfig& p) {
   // One stage of one chunk holds everything whatever a layout says (Megatron-Bridge's DeepSeek-V3 table
   // maps pp 1, vp 1 to no layout): the strings were checked, the even split applies.
-  if (p.pp == 1 && p.virtual_stages <= 1) {
-    p.pipeline_layouts.clear();
-    return;
-  }
+  // The layouts stay on the config (podsim plan searches pp from a neutral pp 1 and needs them);
+  // pipeline_split.cpp applies none at pp 1.
+  if (p.pp == 1 && p.virtual_stages <= 1) return;
   bool interleaved = p.schedule == Schedule::interleaved;
   if (p.virtual_stages_auto) {
     std::vector<int> fits;
@@ -198,6 +197,7 @@ void read_pipeline_layout(const ConfigNode& par, const ModelConfig& m, ParallelC
 }
 
 const std::vector<int>* layout_for(const ParallelConfig& p, int virtual_stages) {
+  if (p.pp == 1 && virtual_stages <= 1) return nullptr;  // one chunk holds every layer
   size_t chunks = static_cast<size_t>(p.pp) * virtual_stages;
   for (const auto& l : p.pipeline_layouts)
     if (l.size() == chunks) return &l;

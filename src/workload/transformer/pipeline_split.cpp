@@ -30,7 +30,7 @@ long long slots_per_chunk(const WorkloadConfig& w, int virtual_stages) {
 // The parallel.pipeline_layout that applies to pp x virtual_stages chunks, or nullptr for the even split.
 // The reader resolved virtual_stages against the layouts, so a missing one is a caller's bug.
 const std::vector<int>* given_layout(const WorkloadConfig& w, int virtual_stages) {
-  if (w.parallel.pipeline_layouts.empty()) return nullptr;
+  if (!has_layout(w.parallel)) return nullptr;
   if (const auto* l = layout_for(w.parallel, virtual_stages)) return l;
   throw std::logic_error(
       fmt::format("pipeline split: no pipeline_layout has pp {} x {} chunks", w.parallel.pp, virtual_stages));
@@ -62,7 +62,7 @@ long long chunk_first_layer(const WorkloadConfig& w, int virtual_stages, int sta
 
 int stage_layers(const WorkloadConfig& w, int stage) {
   // A layout gives each chunk its own count: the stage holds the sum over the chunks the run uses.
-  if (!w.parallel.pipeline_layouts.empty()) {
+  if (has_layout(w.parallel)) {
     int v = w.parallel.virtual_stages, layers = 0;
     for (int c = 0; c < v; ++c) layers += chunk_layers(w, v, stage, c);
     return layers;
@@ -73,8 +73,8 @@ int stage_layers(const WorkloadConfig& w, int stage) {
 
 bool splits_evenly(const WorkloadConfig& w, int virtual_stages) {
   // A layout says what each chunk holds (a chunk may hold only the MTP module and the loss).
-  if (!w.parallel.pipeline_layouts.empty())
-    return virtual_stages >= 1 && layout_for(w.parallel, virtual_stages) != nullptr;
+  if (has_layout(w.parallel)) return virtual_stages >= 1 && layout_for(w.parallel, virtual_stages) != nullptr;
+  if (!w.parallel.pipeline_layouts.empty()) return virtual_stages == 1;  // pp 1: one chunk
   long long chunks = static_cast<long long>(w.parallel.pp) * virtual_stages;
   long long slots = pipeline_slots(w);
   if (virtual_stages < 1 || slots % chunks) return false;

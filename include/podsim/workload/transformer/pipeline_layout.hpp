@@ -36,7 +36,13 @@ PipelineLayout parse_pipeline_layout(const std::string& text, const ModelConfig&
 // refuses account_for_*_in_pipeline_split with a layout).
 void read_pipeline_layout(const ConfigNode& par, const ModelConfig& m, ParallelConfig& p);
 
-// The layout of pp x virtual_stages chunks, or nullptr when there is none (or no layout at all).
+// The layout of pp x virtual_stages chunks, or nullptr when there is none (or no layout at all, or pp 1
+// with one chunk: every layer in it, as Megatron-Bridge maps pp 1 to no layout).
 const std::vector<int>* layout_for(const ParallelConfig& p, int virtual_stages);
+
+// Whether a layout places the layers of this config: layouts given and a pipeline to place them in.
+inline bool has_layout(const ParallelConfig& p) {
+  return !p.pipeline_layouts.empty() && p.pp > 1;
+}
 
 }  // namespace podsim::workload

@@ -175,8 +175,10 @@ const std::vector<SearchKey> kSearchKeys = {
      [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.tp = static_cast<int>(v); },
      check_tp, never, number, parse_positive},
     {"parallel.cp",
-     // Powers of two while each rank keeps >= 1024 tokens of a sequence (a search bound).
+     // Powers of two while each rank keeps >= 1024 tokens of a sequence (a search bound); none with
+     // multi-head latent attention, whose context parallelism podsim does not model (model_checks).
      [](const WorkloadConfig& w, const SpaceContext&) {
+       if (w.model.attention_type == workload::AttentionType::mla) return Values{1};
        return powers_of_two(1, std::max(1LL, w.model.seq_len / 1024));
      },
      [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.cp = static_cast<int>(v); },

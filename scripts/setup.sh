@@ -15,6 +15,7 @@ packages=(
   libbenchmark-dev          # bench/
   python3                   # tests/golden/compare.py, tests/sweep_contract.sh
   libnlopt-dev              # calibration fits (podsim calibrate fit)
+  libeigen3-dev             # least squares of the calibration fits (column-pivoted QR)
   libssl-dev                # SHA-256 of input files in result.json (OpenSSL libcrypto EVP)
 )
 packages+=("$@")  # callers may ask for extra packages (e.g. the browser the report test needs)

@@ -1,5 +1,6 @@
 #include "podsim/fit/least_squares.hpp"
 
+#include <Eigen/QR>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -8,34 +9,22 @@
 namespace podsim::calibration {
 namespace {
 
-// Unconstrained least squares over the columns in `free` (normal equations, Gaussian elimination with
-// partial pivoting). Returns nothing when those columns are linearly dependent.
+// Unconstrained least squares over the columns in `free`, by Eigen's column-pivoted Householder QR of
+// those columns (no normal equations, so the condition number is not squared). Returns nothing when the
+// columns are linearly dependent (QR rank below their count, at Eigen's default threshold).
 std::optional<std::vector<double>> solve_subset(const std::vector<std::vector<double>>& a,
                                                 const std::vector<double>& b, const std::vector<int>& free) {
-  const size_t k = free.size();
-  std::vector<std::vector<double>> m(k, std::vector<double>(k + 1, 0));
-  double scale = 0;
-  for (size_t r = 0; r < a.size(); ++r)
-    for (size_t i = 0; i < k; ++i) {
-      for (size_t j = 0; j < k; ++j) m[i][j] += a[r][free[i]] * a[r][free[j]];
-      m[i][k] += a[r][free[i]] * b[r];
-    }
-  for (size_t i = 0; i < k; ++i) scale = std::max(scale, std::fabs(m[i][i]));
-  for (size_t col = 0; col < k; ++col) {
-    size_t pivot = col;
-    for (size_t r = col + 1; r < k; ++r)
-      if (std::fabs(m[r][col]) > std::fabs(m[pivot][col])) pivot = r;
-    if (std::fabs(m[pivot][col]) <= 1e-12 * std::max(scale, 1e-300)) return std::nullopt;
-    std::swap(m[col], m[pivot]);
-    for (size_t r = 0; r < k; ++r) {
-      if (r == col) continue;
-      double f = m[r][col] / m[col][col];
-      for (size_t c = col; c <= k; ++c) m[r][c] -= f * m[col][c];
-    }
+  const Eigen::Index rows = static_cast<Eigen::Index>(a.size()), k = static_cast<Eigen::Index>(free.size());
+  Eigen::MatrixXd m(rows, k);
+  Eigen::VectorXd rhs(rows);
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    for (Eigen::Index i = 0; i < k; ++i) m(r, i) = a[r][free[i]];
+    rhs(r) = b[r];
   }
-  std::vector<double> x(k);
-  for (size_t i = 0; i < k; ++i) x[i] = m[i][k] / m[i][i];
-  return x;
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(m);
+  if (qr.rank() < k) return std::nullopt;
+  Eigen::VectorXd x = qr.solve(rhs);
+  return std::vector<double>(x.data(), x.data() + k);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/driver/megatron_args.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/transformer_config.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 #include "test_helpers.hpp"
@@ -88,6 +89,22 @@ TEST(MegatronArgs, ParallelLayoutAndVirtualStages) {
        {"workload.moe.experts=64", "workload.moe.top_k=2", "workload.moe.ffn_hidden=1408",
         "workload.moe.first_dense_layers=1", "workload.moe.router=sigmoid", "workload.parallel.ep=8"})
     EXPECT_TRUE(has_set(moe, s)) << s << "\n" << joined(moe.sets);
+}
+
+// DeepSeek-V3's 61 layers over pp 8 x vp 4 as NVIDIA's recipe lays them out: the layout string reaches
+// parallel.pipeline_layout as written and places the preset's layers chunk by chunk.
+TEST(MegatronArgs, PipelineLayoutIsApplied) {
+  auto imp = driver::parse_megatron_args(
+      "--pipeline-model-parallel-size 8 --num-virtual-stages-per-pipeline-rank 4 "
+      "--pipeline-model-parallel-layout 'Et|(tt|)*30mL'",
+      "cmd");
+  EXPECT_TRUE(has_set(imp, "workload.parallel.pipeline_layout=Et|(tt|)*30mL")) << joined(imp.sets);
+  EXPECT_TRUE(imp.warnings.empty()) << joined(imp.warnings);
+  WorkloadConfig w = with_overrides("workloads/deepseek-v3.yaml", imp.sets, 1024);
+  EXPECT_EQ(w.parallel.virtual_stages, 4);
+  EXPECT_EQ(chunk_layers(w, 4, 0, 0), 1);  // E t
+  EXPECT_EQ(chunk_layers(w, 4, 1, 0), 2);  // t t
+  EXPECT_EQ(chunk_layers(w, 4, 7, 3), 0);  // m L: the MTP module and the loss only
 }
 
 TEST(MegatronArgs, UnknownAndUnmodelledArgumentsAreListed) {

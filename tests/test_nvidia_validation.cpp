@@ -76,7 +76,9 @@ TEST(NvidiaValidation, ProjectMappingListsEverySystemAndModelOfTheTable) {
   EXPECT_NE(m.systems.at("DGX-H100").file.find("topologies/dgx-h100-superpod.yaml"), std::string::npos);
   EXPECT_NE(m.systems.at("DGX-B200").file.find("topologies/dgx-b200-superpod.yaml"), std::string::npos);
   EXPECT_NE(m.models.at("DeepSeek-V3").file.find("workloads/deepseek-v3.yaml"), std::string::npos);
-  EXPECT_EQ(m.models.at("DeepSeek-V3").recipe, "moe");
+  EXPECT_EQ(m.models.at("DeepSeek-V3").recipe, "deepseek_v3");  // moe + Megatron-Bridge's recompute_modules
+  const auto& sets = m.recipes.at("deepseek_v3").sets;
+  EXPECT_NE(std::find(sets.begin(), sets.end(), "workload.training.recompute_modules=[mla_up_proj]"), sets.end());
   EXPECT_TRUE(m.models.at("Nemotron-3-Nano").file.empty());
   EXPECT_NE(m.models.at("Nemotron-3-Nano").reason.find("Mamba"), std::string::npos);
   EXPECT_EQ(m.models.at("GPT3-175B").recipe, "gpt3");

@@ -2,6 +2,7 @@
 
 #include "podsim/workload/transformer/mla_math.hpp"
 #include "podsim/workload/transformer/mla_ops.hpp"
+#include "podsim/workload/transformer/recompute_modules.hpp"
 #include "podsim/workload/transformer/mtp_ops.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
@@ -198,6 +199,16 @@ void rotary(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm, const 
   p.add(memory_cost(cm, name, 2 * qk * x.eb));
 }
 
+// The dense MLP after its norm: fc1, the activation, fc2 (each fp8 GEMM's input quantized first).
+void mlp_forward(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x,
+                 LinearSeconds& linear) {
+  quantize(p, cm, "MLP fc1 input quantize (fp8)", x, x.tokens * x.h);
+  timed(p, linear.fc1, [&] { p.add(gemm_cost(cm, "MLP fc1", x.tokens, x.fc1_width, x.h)); });
+  p.add(mlp_activation(w, cm, x));
+  quantize(p, cm, "MLP fc2 input quantize (fp8)", x, x.tokens * x.f / x.t);
+  timed(p, linear.fc2, [&] { p.add(gemm_cost(cm, "MLP fc2", x.tokens, x.h, x.f / x.t)); });
+}
+
 PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
   PassCost p;
   double E = x.sp_tokens * x.h;  // elements in the residual stream held by this rank
@@ -217,11 +228,7 @@ PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sha
   }
   p.add(memory_cost(cm, residual, E * (3 * x.eb + 1)));
   p.add(memory_cost(cm, norm_name(w, false), 2 * E * x.eb));
-  quantize(p, cm, "MLP fc1 input quantize (fp8)", x, x.tokens * x.h);
-  timed(p, linear.fc1, [&] { p.add(gemm_cost(cm, "MLP fc1", x.tokens, x.fc1_width, x.h)); });
-  p.add(mlp_activation(w, cm, x));
-  quantize(p, cm, "MLP fc2 input quantize (fp8)", x, x.tokens * x.f / x.t);
-  timed(p, linear.fc2, [&] { p.add(gemm_cost(cm, "MLP fc2", x.tokens, x.h, x.f / x.t)); });
+  mlp_forward(p, w, cm, x, linear);
   p.add(memory_cost(cm, residual, E * (3 * x.eb + 1)));
   tp_collectives(p, w, x, linear, false);
   return p;
@@ -334,13 +341,42 @@ LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeMo
   if (w.training.recompute == Recompute::full) {
     c.recompute = c.forward;
   } else if (w.training.recompute == Recompute::selective) {
-    // no collectives: the attention core is rank-local
-    if (is_mla(w.model))
-      mla_attention_core_forward(c.recompute, w.model, cm, mla_shapes(w, x));
-    else
-      attention_core_forward(c.recompute, cm, x);
+    c.recompute = selective_recompute(w, micro_batch, cm, true);
   }
   return c;
+}
+
+PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm,
+                             bool dense_mlp) {
+  Shapes x = shapes(w, micro_batch);
+  PassCost p;
+  if (recomputes_mla_up_proj(w)) {  // rank-local: the checkpoint keeps the gathered latents
+    MlaSeconds unused;
+    mla_up_projection_forward(p, w.model, cm, mla_shapes(w, x), unused);
+  }
+  if (recomputes_core_attention(w)) {  // no collectives: the attention core is rank-local
+    if (is_mla(w.model))
+      mla_attention_core_forward(p, w.model, cm, mla_shapes(w, x));
+    else
+      attention_core_forward(p, cm, x);
+  }
+  if (dense_mlp && recomputes_dense_mlp(w)) {
+    // Normal checkpointing reruns the whole MLP module: TE's fused pre-MLP norm, and with tp its
+    // sequence-parallel all-gather / reduce-scatter (or the all-reduce after fc2), as in the forward.
+    LinearSeconds linear;
+    p.add(memory_cost(cm, norm_name(w, false), 2 * x.sp_tokens * x.h * x.eb));
+    mlp_forward(p, w, cm, x, linear);
+    if (w.parallel.tp > 1) {
+      double bytes = x.tokens * x.h * x.eb;
+      if (w.parallel.sequence_parallel) {
+        p.tp.push_back({CollectiveKind::all_gather, bytes, linear.fc1});
+        p.tp.push_back({CollectiveKind::reduce_scatter, bytes, linear.fc2});
+      } else {
+        p.tp.push_back({CollectiveKind::all_reduce, bytes});
+      }
+    }
+  }
+  return p;
 }
 
 HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm) {

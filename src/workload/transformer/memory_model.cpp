@@ -39,8 +39,13 @@ namespace {
 // parallel ranks (norm inputs, dropout masks, the inputs of the QKV and fc1 GEMMs), `split` over them (Q, K,
 // V, the output projection and fc2 inputs, the MLP activation's input), `scores` (softmax output, dropout
 // mask and output, per query head).
+// Of these, what the selective recompute modules (recompute_modules.hpp) free: the dense MLP's fc1 input
+// (replicated) and activation and fc2 inputs (split); MLA's Q, K, V (split) and, as the up-projection
+// checkpoint keeps the bf16 latents in place of the up-projections' saved inputs, `latent_checkpoint` more
+// (replicated; 0 unless fp8).
 struct LayerActivations {
   double replicated = 0, split = 0, scores = 0;
+  double mlp_replicated = 0, mlp_split = 0, mla_qkv_split = 0, latent_checkpoint = 0;
 };
 
 LayerActivations layer_activations(const WorkloadConfig& w, int micro_batch) {
@@ -58,6 +63,8 @@ LayerActivations layer_activations(const WorkloadConfig& w, int micro_batch) {
   x.replicated = sb * h * (2 * ab + 2 * kMask + 2 * gemm_in);  // norm inputs, masks, QKV and fc1 inputs
   double mlp_input = m.mlp == Mlp::swiglu ? 2 * f : f;         // SwiGLU keeps the gate and up halves
   x.split = sb * (ab * ((a + 2 * g) * d + mlp_input) + gemm_in * (a * d + f));  // + out-proj, fc2 inputs
+  x.mlp_replicated = sb * h * gemm_in;
+  x.mlp_split = sb * (ab * mlp_input + gemm_in * f);
   if (is_mla(m)) {
     // MLA: the attention core's Q and K of nope + rope and V of v_head_dim per head (d = v_head_dim is the
     // output projection's input); the latents, replicated (split by sequence parallelism), each kept as
@@ -65,6 +72,8 @@ LayerActivations layer_activations(const WorkloadConfig& w, int micro_batch) {
     double qk = mla_qk_head_dim(m), lat = static_cast<double>(m.q_lora_rank + m.kv_lora_rank);
     x.split = sb * (ab * (a * (2 * qk + d) + mlp_input) + gemm_in * (a * d + f));
     x.replicated += sb * (lat * (ab + gemm_in) + ab * m.qk_rope_head_dim);
+    x.mla_qkv_split = sb * ab * a * (2 * qk + d);
+    x.latent_checkpoint = sb * lat * (ab - gemm_in);
   }
   // Unfused: softmax output, dropout mask and output, s x s per query head (without dropout the softmax
   // output alone: the dropout returns it). Flash attention keeps only
@@ -87,7 +96,20 @@ double layer_activation_bytes(const WorkloadConfig& w, int micro_batch, Recomput
   double replicated = sp ? x.replicated / t : x.replicated;
   switch (recompute) {
     case Recompute::full: return sp ? sbh_bytes / t : sbh_bytes;  // the layer's input checkpoint
-    case Recompute::selective: return replicated + x.split / t;
+    case Recompute::selective: {
+      // What the recompute modules (training.recompute_modules) rebuild instead of storing.
+      const RecomputeModules& r = w.training.recompute_modules;
+      double split = x.split + (r.core_attn ? 0 : x.scores);
+      if (r.mlp) {
+        replicated -= sp ? x.mlp_replicated / t : x.mlp_replicated;
+        split -= x.mlp_split;
+      }
+      if (r.mla_up_proj && is_mla(w.model)) {
+        replicated += sp ? x.latent_checkpoint / t : x.latent_checkpoint;
+        split -= x.mla_qkv_split;
+      }
+      return replicated + split / t;
+    }
     case Recompute::none:
     default: return replicated + (x.split + x.scores) / t;
   }
@@ -142,6 +164,13 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
         "stage_memory: the layer slots do not split evenly into pp x virtual_stages chunks");
   double stored = layer_activation_bytes(w, micro_batch, w.training.recompute);
   double working = recompute_working_bytes(w, micro_batch, w.training.recompute);
+  // A stage of MoE layers only rebuilds no dense MLP (recompute module mlp skips MoE layers).
+  double working_moe_only = working;
+  if (w.training.recompute == Recompute::selective && w.training.recompute_modules.mlp) {
+    WorkloadConfig keep = w;
+    keep.training.recompute_modules.mlp = false;
+    working_moe_only -= layer_activation_bytes(keep, micro_batch, Recompute::selective) - stored;
+  }
   double local_tokens = static_cast<double>(w.model.seq_len) / p.cp * micro_batch;  // s/cp per rank
   double sbh = local_tokens * w.model.hidden;
   // The embedding's dropout mask (one byte an element) covers the embedding output, which Megatron
@@ -164,7 +193,8 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     int in_flight = s < static_cast<int>(peak_in_flight.size()) ? peak_in_flight[s] : 1;
     // The stage's mean chunk: with the embedding or the loss in the split one chunk holds a layer fewer.
     double layers_per_chunk = static_cast<double>(stage_layers(w, s)) / virtual_stages;
-    mb.activations = in_flight * layers_per_chunk * stored + working;
+    bool moe_only = stage_moe_layers(w, s) >= stage_layers(w, s);
+    mb.activations = in_flight * layers_per_chunk * stored + (moe_only ? working_moe_only : working);
     double moe_per_chunk = static_cast<double>(stage_moe_layers(w, s)) / virtual_stages;
     mb.activations += in_flight * moe_per_chunk * moe_activation_delta(w, micro_batch, w.training.recompute);
     if (s == 0) mb.activations += embedding_in_flight(w, micro_batch, in_flight) * embedding_mask;

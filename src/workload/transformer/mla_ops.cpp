@@ -86,6 +86,22 @@ void mla_attention_core_forward(PassCost& p, const ModelConfig& m, const Compute
   p.attention_seconds += p.seconds - before;
 }
 
+void mla_up_projection_forward(PassCost& p, const ModelConfig& m, const ComputeModel& cm,
+                               const MlaRankShapes& x, MlaSeconds& s) {
+  Dims d = dims(m, x);
+  double T = x.tokens;
+  quantize(p, cm, "MLA up-projection inputs quantize (fp8)", x, T * (d.ql > 0 ? d.ql : d.h) + T * d.kvl);
+  timed(p, s.q_up, [&] {
+    if (d.ql > 0)
+      p.add(gemm_cost(cm, "MLA q up-projection", T, d.heads * d.qk, d.ql));
+    else
+      p.add(gemm_cost(cm, "MLA q projection", T, d.heads * d.qk, d.h));
+  });
+  timed(p, s.kv_up,
+        [&] { p.add(gemm_cost(cm, "MLA kv up-projection", T, d.heads * (d.nope + d.v), d.kvl)); });
+  p.add(memory_cost(cm, "MLA rotary embedding (fused, q and k_rope)", rope_bytes(d, x)));
+}
+
 void mla_attention_forward(PassCost& p, const ModelConfig& m, const ComputeModel& cm, const MlaRankShapes& x,
                            MlaSeconds& s) {
   Dims d = dims(m, x);
@@ -97,16 +113,7 @@ void mla_attention_forward(PassCost& p, const ModelConfig& m, const ComputeModel
   }
   p.add(gemm_cost(cm, "MLA kv down-projection (replicated)", Td, d.kvl + d.rope, d.h));
   p.add(memory_cost(cm, "MLA kv latent rmsnorm", 2 * Td * d.kvl * x.eb));
-  quantize(p, cm, "MLA up-projection inputs quantize (fp8)", x, T * (d.ql > 0 ? d.ql : d.h) + T * d.kvl);
-  timed(p, s.q_up, [&] {
-    if (d.ql > 0)
-      p.add(gemm_cost(cm, "MLA q up-projection", T, d.heads * d.qk, d.ql));
-    else
-      p.add(gemm_cost(cm, "MLA q projection", T, d.heads * d.qk, d.h));
-  });
-  timed(p, s.kv_up,
-        [&] { p.add(gemm_cost(cm, "MLA kv up-projection", T, d.heads * (d.nope + d.v), d.kvl)); });
-  p.add(memory_cost(cm, "MLA rotary embedding (fused, q and k_rope)", rope_bytes(d, x)));
+  mla_up_projection_forward(p, m, cm, x, s);
   mla_attention_core_forward(p, m, cm, x);
   quantize(p, cm, "output projection input quantize (fp8)", x, T * d.heads * d.v);
   timed(p, s.proj, [&] { p.add(gemm_cost(cm, "attention output projection", T, d.h, d.heads * d.v)); });

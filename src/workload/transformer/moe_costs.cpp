@@ -165,7 +165,7 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
   if (w.training.recompute == Recompute::full)
     c.layer.recompute = fwd;
   else
-    c.layer.recompute = dense.recompute;  // selective: the attention core only
+    c.layer.recompute = selective_recompute(w, micro_batch, cm, false);  // recompute_modules, MLP aside
   return c;
 }
 

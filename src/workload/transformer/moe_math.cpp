@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "podsim/workload/transformer/recompute_modules.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
@@ -107,6 +108,7 @@ double moe_model_flops_causal(const WorkloadConfig& w, double global_batch) {
 double moe_hardware_flops(const WorkloadConfig& w, double global_batch) {
   const auto& t = w.training;
   double flops = hardware_flops(w.model, global_batch, t.recompute, t.attention);
+  flops += selective_recompute_flops_delta(w, global_batch, moe_layer_count(w));  // recompute_modules
   double passes = t.recompute == Recompute::full ? 4 : 3;  // the recomputed forward runs the experts too
   // Dropped token copies skip the expert GEMMs (the router and shared experts still see every token).
   return flops + passes * moe_layer_count(w) * moe_layer_flops_delta(w, global_batch, true);

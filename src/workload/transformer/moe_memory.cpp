@@ -62,6 +62,9 @@ double moe_activation_delta(const WorkloadConfig& w, int micro_batch, Recompute 
   // activation's input (2f for SwiGLU) and fc2's input, split over tp.
   double f = m.ffn_hidden;
   double dense = sb * h * gemm_in / (p.sequence_parallel ? t : 1) + sb * (ab * swiglu * f + gemm_in * f) / t;
+  // With recompute_modules mlp the dense layer stored none of them (MoE layers' blocks are not recomputed:
+  // Megatron-Core's recompute_mlp skips an MoELayer).
+  if (recompute == Recompute::selective && w.training.recompute_modules.mlp) dense = 0;
   MoeTraffic x = moe_traffic(w, micro_batch);
   double local = static_cast<double>(w.moe.experts) / p.ep;
   double received = x.mean_expert_tokens * (local - 1) + x.busiest_expert_tokens;

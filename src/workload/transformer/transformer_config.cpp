@@ -15,6 +15,7 @@
 #include "podsim/workload/transformer/pipeline_layout.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
+#include "podsim/workload/transformer/recompute_modules.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -264,6 +265,7 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.training.micro_batch = mb;
   w.training.precision = read_precision(train);
   w.training.recompute = read_recompute(train);
+  w.training.recompute_modules = read_recompute_modules(train, w.training.recompute, w.model, w.parallel);
   std::string attention = train.choice_or("attention", {"auto", "flash", "unfused"}, "auto");
   w.training.attention_auto = attention == "auto";
   w.training.attention = attention == "flash" ? Attention::flash : Attention::unfused;

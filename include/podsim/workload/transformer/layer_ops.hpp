@@ -66,6 +66,11 @@ struct HeadCosts {
 
 // Costs of one layer for one microbatch of `micro_batch` sequences on one TP rank.
 LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const calibration::ComputeModel& cm);
+// The recompute pass of recompute: selective, one layer, from training.recompute_modules
+// (recompute_modules.hpp): the chosen modules' forward kernels; `dense_mlp` false for an MoE layer, whose
+// MLP is the MoE block (Megatron-Core's mlp module skips it).
+PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const calibration::ComputeModel& cm,
+                             bool dense_mlp);
 HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const calibration::ComputeModel& cm);
 
 // Optimizer step (mixed-precision Adam as in Megatron's FP16 optimizer) over `params` parameters.

@@ -45,6 +45,9 @@ void mla_attention_forward(PassCost& p, const ModelConfig& m, const calibration:
                            const MlaRankShapes& x, MlaSeconds& s);
 void mla_attention_backward(PassCost& p, const ModelConfig& m, const calibration::ComputeModel& cm,
                             const MlaRankShapes& x, MlaSeconds& s);
+// The q and kv up-projections and the fused RoPE (what recompute module mla_up_proj redoes).
+void mla_up_projection_forward(PassCost& p, const ModelConfig& m, const calibration::ComputeModel& cm,
+                               const MlaRankShapes& x, MlaSeconds& s);
 // The attention core alone (what selective recomputation redoes).
 void mla_attention_core_forward(PassCost& p, const ModelConfig& m, const calibration::ComputeModel& cm,
                                 const MlaRankShapes& x);

@@ -117,13 +117,20 @@ enum class Attention { flash, unfused };
 inline constexpr auto kAttentionNames =
     name_table<Attention>({{Attention::flash, "flash"}, {Attention::unfused, "unfused"}});
 
+// training.recompute_modules with recompute: selective (recompute_modules.hpp): which submodules
+// Megatron-Core's selective recomputation redoes. The default is its default, ["core_attn"].
+struct RecomputeModules {
+  bool core_attn = true, mla_up_proj = false, mlp = false;
+};
+
 struct TrainingConfig {
   long long global_batch = 0;
   int micro_batch = 1;  // 0 = auto
   bool micro_batch_auto = false;
   topology::Precision precision = topology::Precision::bf16;
   Recompute recompute = Recompute::none;
-  double grad_reduce_bytes = 2;  // bytes per gradient element in the data-parallel reduction
+  RecomputeModules recompute_modules;  // meaningful with recompute: selective
+  double grad_reduce_bytes = 2;        // bytes per gradient element in the data-parallel reduction
   GradAccumulation grad_accumulation = GradAccumulation::fp32;
   double main_grad_bytes = 4;  // bytes per gradient element held for accumulation
   Attention attention = Attention::unfused;

@@ -93,7 +93,7 @@ TEST(MegatronArgs, ParallelLayoutAndVirtualStages) {
 
 // DeepSeek-V3's 61 layers over pp 8 x vp 4 as NVIDIA's recipe lays them out: the layout string reaches
 // parallel.pipeline_layout as written and places the preset's layers chunk by chunk.
-TEST(MegatronArgs, PipelineLayoutIsApplied) {
+TEST(MegatronArgs, PipelineLayoutAndRecomputeModulesAreApplied) {
   auto imp = driver::parse_megatron_args(
       "--pipeline-model-parallel-size 8 --num-virtual-stages-per-pipeline-rank 4 "
       "--pipeline-model-parallel-layout 'Et|(tt|)*30mL'",
@@ -105,6 +105,16 @@ TEST(MegatronArgs, PipelineLayoutIsApplied) {
   EXPECT_EQ(chunk_layers(w, 4, 0, 0), 1);  // E t
   EXPECT_EQ(chunk_layers(w, 4, 1, 0), 2);  // t t
   EXPECT_EQ(chunk_layers(w, 4, 7, 3), 0);  // m L: the MTP module and the loss only
+  // --recompute-modules takes every word up to the next option (argparse nargs='*').
+  auto rec = driver::parse_megatron_args(
+      "--recompute-granularity selective --recompute-modules mla_up_proj mlp --micro-batch-size 1", "cmd");
+  EXPECT_TRUE(has_set(rec, "workload.training.recompute_modules=[mla_up_proj, mlp]")) << joined(rec.sets);
+  EXPECT_TRUE(has_set(rec, "workload.training.micro_batch=1")) << joined(rec.sets);
+  EXPECT_TRUE(rec.warnings.empty()) << joined(rec.warnings);
+  WorkloadConfig r = with_overrides("workloads/deepseek-v3.yaml", rec.sets, 1024);
+  EXPECT_TRUE(r.training.recompute_modules.mla_up_proj);
+  EXPECT_TRUE(r.training.recompute_modules.mlp);
+  EXPECT_FALSE(r.training.recompute_modules.core_attn);  // a given list replaces the default
 }
 
 TEST(MegatronArgs, UnknownAndUnmodelledArgumentsAreListed) {

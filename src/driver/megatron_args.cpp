@@ -16,6 +16,21 @@
 namespace podsim::driver {
 namespace {
 
+// Words separated by spaces or commas (Megatron's nargs='*' lists, as the command line gives them).
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> out;
+  std::string word;
+  for (char c : text + " ") {
+    if (c == ' ' || c == ',' || c == '\t') {
+      if (!word.empty()) out.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  return out;
+}
+
 class MegatronMapper {
  public:
   MegatronMapper(const MegatronCommandLine& cl, std::string source) : cl_(cl), source_(std::move(source)) {
@@ -257,6 +272,11 @@ void MegatronMapper::training() {
   if (has("recompute-granularity"))
     set("training.recompute",
         choice("recompute-granularity", {{"full", "full"}, {"selective", "selective"}}));
+  if (auto modules = word("recompute-modules")) {
+    std::string list;  // "mla_up_proj mlp" -> [mla_up_proj, mlp]; the workload reader checks each name
+    for (const auto& m : split_words(*modules)) list += (list.empty() ? "" : ", ") + m;
+    set("training.recompute_modules", "[" + list + "]");
+  }
   auto method = word("recompute-method");
   auto n = integer("recompute-num-layers");
   if ((method && *method == "block") || (n && *n != 1))

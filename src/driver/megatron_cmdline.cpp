@@ -111,6 +111,12 @@ MegatronCommandLine parse_megatron_command_line(const std::string& text) {
       name[space] = '=';
     if (auto eq = name.find('='); eq != std::string::npos) {
       cl.args.emplace_back(name.substr(0, eq), name.substr(eq + 1));
+    } else if (name == "recompute-modules") {
+      // argparse nargs='*': every word up to the next option, kept as one space-separated value.
+      std::string value;
+      while (i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0)
+        value += (value.empty() ? "" : " ") + words[++i];
+      cl.args.emplace_back(name, value);
     } else if (!is_flag(name) && i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0) {
       cl.args.emplace_back(name, words[++i]);
     } else {
@@ -220,7 +226,6 @@ constexpr std::string_view kNotModelled[] = {"moe-grouped-gemm",
                                              "defer-embedding-wgrad-compute",
                                              "delay-wgrad-compute",
                                              "cpu-offloading",
-                                             "recompute-modules",
                                              "ddp-bucket-size",
                                              "use-precision-aware-optimizer",
                                              "main-grads-dtype",

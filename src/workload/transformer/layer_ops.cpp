@@ -1,10 +1,10 @@
 #include "podsim/workload/transformer/layer_ops.hpp"
 
+#include "layer_shapes.hpp"
 #include "podsim/workload/transformer/mla_math.hpp"
 #include "podsim/workload/transformer/mla_ops.hpp"
-#include "podsim/workload/transformer/recompute_modules.hpp"
-#include "podsim/workload/transformer/mtp_ops.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
+#include "podsim/workload/transformer/recompute_modules.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
@@ -14,64 +14,7 @@ using calibration::ComputeModel;
 using calibration::GemmShape;
 using network::CollectiveKind;
 
-struct Shapes {
-  double b, s, h, f, t, v, eb;
-  double heads_per_rank;              // query heads a/t
-  double head_dim;                    // d
-  double qkv_width;                   // columns of this rank's QKV GEMM: (a + 2g) * d / t
-  double attention_width;             // this rank's attention output: a * d / t
-  double fc1_width;                   // columns of this rank's fc1: f/t, or 2f/t with SwiGLU (gate and up)
-  double quantize_bytes;              // per GEMM-input element quantized for an fp8 GEMM (0 otherwise)
-  double accumulate_bytes_per_param;  // gradient accumulation traffic per parameter per microbatch
-  double tokens;     // b*s/cp: the tokens of the micro-batch this rank holds (context parallelism splits s)
-  double sp_tokens;  // tokens held per rank in the regions sequence parallelism splits
-  // Attention core per rank: queries of its s/cp tokens against the keys of the whole sequence (context
-  // parallelism; with cp = 1 both are s). Causal load balancing (2*cp chunks, rank i holds chunks i and
-  // 2cp-1-i) gives every rank the same share, 1/cp, of the causal work.
-  double q_len, kv_len;
-  double attn;               // attention score elements per rank: b * (a/t) * q_len * kv_len
-  double kv_heads_per_rank;  // g/t
-  bool flash;                // one fused attention kernel (training.attention: flash)
-};
-
-Shapes shapes(const WorkloadConfig& w, int micro_batch) {
-  const auto& m = w.model;
-  Shapes x{};
-  x.b = micro_batch;
-  x.s = static_cast<double>(m.seq_len);
-  x.h = static_cast<double>(m.hidden);
-  x.f = static_cast<double>(m.ffn_hidden);
-  x.t = w.parallel.tp;
-  x.v = static_cast<double>(m.vocab);
-  x.eb = activation_bytes(w.training);  // bf16 under fp8: only GEMM operands are quantized
-  x.heads_per_rank = static_cast<double>(m.heads) / x.t;
-  x.head_dim = static_cast<double>(m.dim());
-  x.qkv_width = static_cast<double>(m.heads + 2 * m.query_groups()) * x.head_dim / x.t;
-  x.attention_width = x.heads_per_rank * x.head_dim;
-  x.fc1_width = (m.mlp == Mlp::swiglu ? 2 : 1) * x.f / x.t;
-  x.quantize_bytes = quantize_bytes_per_element(w.training);
-  double cp = w.parallel.cp;
-  x.tokens = x.b * x.s / cp;
-  x.sp_tokens = w.parallel.sequence_parallel ? x.tokens / x.t : x.tokens;
-  x.q_len = x.s / cp;
-  x.kv_len = x.s;
-  x.attn = x.b * x.heads_per_rank * x.q_len * x.kv_len;
-  x.kv_heads_per_rank = static_cast<double>(m.query_groups()) / x.t;
-  x.flash = w.training.attention == Attention::flash;
-  // Summing this microbatch's weight gradients into the running total: read the new gradient and
-  // read-modify-write the fp32 buffer (10 bytes), or read-modify-write in the parameter precision
-  // (3 accesses, skipped for the first microbatch), or nothing when fused into the wgrad GEMM.
-  double microbatches =
-      static_cast<double>(w.training.global_batch) / (static_cast<double>(w.parallel.dp) * micro_batch);
-  switch (w.training.grad_accumulation) {
-    case GradAccumulation::fp32: x.accumulate_bytes_per_param = x.eb + 8; break;
-    case GradAccumulation::same:
-      x.accumulate_bytes_per_param = 3 * x.eb * (microbatches - 1) / microbatches;
-      break;
-    case GradAccumulation::fused: x.accumulate_bytes_per_param = 0; break;
-  }
-  return x;
-}
+using Shapes = LayerShapes;
 
 // The attention core as one fused kernel call per pass: this rank's query heads over its q_len queries
 // against kv_len keys (context parallelism), causal; in 16 bits whatever the GEMM format (ComputeModel).
@@ -334,7 +277,7 @@ void append_kernels(std::vector<KernelCost>& kernels, const char* group, const P
 }
 
 LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm) {
-  Shapes x = shapes(w, micro_batch);
+  Shapes x = layer_shapes(w, micro_batch);
   LayerCosts c;
   c.forward = forward_pass(w, cm, x);
   c.backward = backward_pass(w, cm, x);
@@ -348,7 +291,7 @@ LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeMo
 
 PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm,
                              bool dense_mlp) {
-  Shapes x = shapes(w, micro_batch);
+  Shapes x = layer_shapes(w, micro_batch);
   PassCost p;
   if (recomputes_mla_up_proj(w)) {  // rank-local: the checkpoint keeps the gathered latents
     MlaSeconds unused;
@@ -376,72 +319,6 @@ PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const Com
       }
     }
   }
-  return p;
-}
-
-HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm) {
-  Shapes x = shapes(w, micro_batch);
-  HeadCosts c;
-  double E = x.sp_tokens * x.h;
-  double logits = x.tokens * x.v / x.t;  // elements of this rank's vocabulary shard
-  // Embedding: vocab-parallel lookup, all-reduce (or reduce-scatter) over TP, + position, dropout.
-  c.embedding_forward.add(memory_cost(cm, "embedding lookup", 2 * x.tokens * x.h * x.eb));
-  if (w.model.position_embedding == PositionEmbedding::learned)
-    c.embedding_forward.add(memory_cost(cm, "position embedding + dropout", E * (5 * x.eb + 1)));
-  else  // rotary positions are applied to Q and K in each layer; here only the dropout
-    c.embedding_forward.add(memory_cost(cm, "embedding dropout", E * (2 * x.eb + 1)));
-  if (w.parallel.tp > 1)
-    c.embedding_forward.tp.push_back(
-        {w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-         x.tokens * x.h * x.eb});
-  c.embedding_backward.add(
-      memory_cost(cm, "embedding backward", E * (2 * x.eb + 1) + 2 * x.tokens * x.h * x.eb));
-  if (x.accumulate_bytes_per_param > 0)
-    c.embedding_backward.add(
-        memory_cost(cm, "embedding gradient accumulation", x.v * x.h / x.t * x.accumulate_bytes_per_param));
-  if (w.parallel.tp > 1 && w.parallel.sequence_parallel)
-    c.embedding_backward.tp.push_back({CollectiveKind::all_gather, x.tokens * x.h * x.eb});
-
-  // Output layer: final layer norm, logits against the (tied) embedding, vocab-parallel cross-entropy in fp32
-  // (convert, max, exp, sum, normalize), and its backward.
-  bool rms = w.model.norm == Norm::rmsnorm;
-  c.output_forward.add(memory_cost(cm, rms ? "final rmsnorm" : "final layernorm", 2 * E * x.eb));
-  if (w.parallel.tp > 1 && w.parallel.sequence_parallel)
-    c.output_forward.tp.push_back({CollectiveKind::all_gather, x.tokens * x.h * x.eb});
-  // The output layer is Megatron-Core's own tensor_parallel.ColumnParallelLinear (GPTModel.output_layer),
-  // not a Transformer Engine module: its GEMMs run in bf16 whatever training.precision says (only the
-  // transformer layers' TE linears are quantized); unchanged for 16-bit and wider formats.
-  const ComputeModel cm16 = cm.sixteen_bit();
-  c.output_forward.add(gemm_cost(cm16, "logits", x.tokens, x.v / x.t, x.h));
-  c.output_forward.add(memory_cost(cm, "cross-entropy (fp32)", logits * (x.eb + 4 + 4 + 8 + 4 + 8)));
-  if (w.parallel.tp > 1)
-    for (int i = 0; i < 3; ++i) c.output_forward.tp.push_back({CollectiveKind::all_reduce, x.tokens * 4});
-  c.output_backward.add(memory_cost(cm, "cross-entropy backward", logits * (4 + 4 + 4 + x.eb)));
-  linear_backward(c.output_backward, cm16, "logits dgrad", "logits wgrad", x.tokens, x.v / x.t, x.h);
-  c.output_backward.add(
-      memory_cost(cm, rms ? "final rmsnorm backward" : "final layernorm backward", 3 * E * x.eb));
-  // The output layer's weight gradient: its own (untied), or the last stage's copy of the tied embedding
-  // (on the first stage's when pp = 1, summed with the embedding's own gradient above).
-  bool own_output_weights = !w.model.tied_embeddings || w.parallel.pp > 1;
-  if (x.accumulate_bytes_per_param > 0 && own_output_weights)
-    c.output_backward.add(memory_cost(cm, "output embedding gradient accumulation",
-                                      x.v * x.h / x.t * x.accumulate_bytes_per_param));
-  if (w.parallel.tp > 1)
-    c.output_backward.tp.push_back(
-        {w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-         x.tokens * x.h * x.eb});
-  add_mtp_costs(c, w, micro_batch, cm);  // multi-token prediction modules beside the output layer
-  return c;
-}
-
-PassCost optimizer_cost(double params, const ComputeModel& cm) {
-  PassCost p;
-  // Megatron's mixed-precision optimizer per parameter: copy fp16 grads into fp32 (2 + 4), unscale and
-  // inf check (4), grad-norm (4), Adam over fp32 param/grad/m/v (4 reads + 3 writes of 4 bytes), fp32 ->
-  // fp16 parameter copy (4 + 2).
-  p.add(memory_cost(cm, "optimizer: grads to fp32, unscale, norm", params * (6 + 4 + 4)));
-  p.add(memory_cost(cm, "optimizer: Adam update", params * 28));
-  p.add(memory_cost(cm, "optimizer: copy master weights", params * 6));
   return p;
 }
 

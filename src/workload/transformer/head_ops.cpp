@@ -1,0 +1,78 @@
+// The head layers' kernels (layer_ops.hpp head_costs: the embedding, the output layer and its loss, and
+// the multi-token-prediction modules beside it) and the optimizer step's (optimizer_cost).
+#include "layer_shapes.hpp"
+#include "podsim/workload/transformer/layer_ops.hpp"
+#include "podsim/workload/transformer/mtp_ops.hpp"
+
+namespace podsim::workload {
+
+using calibration::ComputeModel;
+using network::CollectiveKind;
+
+HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm) {
+  LayerShapes x = layer_shapes(w, micro_batch);
+  HeadCosts c;
+  double E = x.sp_tokens * x.h;
+  double logits = x.tokens * x.v / x.t;  // elements of this rank's vocabulary shard
+  // Embedding: vocab-parallel lookup, all-reduce (or reduce-scatter) over TP, + position, dropout.
+  c.embedding_forward.add(memory_cost(cm, "embedding lookup", 2 * x.tokens * x.h * x.eb));
+  if (w.model.position_embedding == PositionEmbedding::learned)
+    c.embedding_forward.add(memory_cost(cm, "position embedding + dropout", E * (5 * x.eb + 1)));
+  else  // rotary positions are applied to Q and K in each layer; here only the dropout
+    c.embedding_forward.add(memory_cost(cm, "embedding dropout", E * (2 * x.eb + 1)));
+  if (w.parallel.tp > 1)
+    c.embedding_forward.tp.push_back(
+        {w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+         x.tokens * x.h * x.eb});
+  c.embedding_backward.add(
+      memory_cost(cm, "embedding backward", E * (2 * x.eb + 1) + 2 * x.tokens * x.h * x.eb));
+  if (x.accumulate_bytes_per_param > 0)
+    c.embedding_backward.add(
+        memory_cost(cm, "embedding gradient accumulation", x.v * x.h / x.t * x.accumulate_bytes_per_param));
+  if (w.parallel.tp > 1 && w.parallel.sequence_parallel)
+    c.embedding_backward.tp.push_back({CollectiveKind::all_gather, x.tokens * x.h * x.eb});
+
+  // Output layer: final layer norm, logits against the (tied) embedding, vocab-parallel cross-entropy in fp32
+  // (convert, max, exp, sum, normalize), and its backward.
+  bool rms = w.model.norm == Norm::rmsnorm;
+  c.output_forward.add(memory_cost(cm, rms ? "final rmsnorm" : "final layernorm", 2 * E * x.eb));
+  if (w.parallel.tp > 1 && w.parallel.sequence_parallel)
+    c.output_forward.tp.push_back({CollectiveKind::all_gather, x.tokens * x.h * x.eb});
+  // The output layer is Megatron-Core's own tensor_parallel.ColumnParallelLinear (GPTModel.output_layer),
+  // not a Transformer Engine module: its GEMMs run in bf16 whatever training.precision says (only the
+  // transformer layers' TE linears are quantized); unchanged for 16-bit and wider formats.
+  const ComputeModel cm16 = cm.sixteen_bit();
+  c.output_forward.add(gemm_cost(cm16, "logits", x.tokens, x.v / x.t, x.h));
+  c.output_forward.add(memory_cost(cm, "cross-entropy (fp32)", logits * (x.eb + 4 + 4 + 8 + 4 + 8)));
+  if (w.parallel.tp > 1)
+    for (int i = 0; i < 3; ++i) c.output_forward.tp.push_back({CollectiveKind::all_reduce, x.tokens * 4});
+  c.output_backward.add(memory_cost(cm, "cross-entropy backward", logits * (4 + 4 + 4 + x.eb)));
+  linear_backward(c.output_backward, cm16, "logits dgrad", "logits wgrad", x.tokens, x.v / x.t, x.h);
+  c.output_backward.add(
+      memory_cost(cm, rms ? "final rmsnorm backward" : "final layernorm backward", 3 * E * x.eb));
+  // The output layer's weight gradient: its own (untied), or the last stage's copy of the tied embedding
+  // (on the first stage's when pp = 1, summed with the embedding's own gradient above).
+  bool own_output_weights = !w.model.tied_embeddings || w.parallel.pp > 1;
+  if (x.accumulate_bytes_per_param > 0 && own_output_weights)
+    c.output_backward.add(memory_cost(cm, "output embedding gradient accumulation",
+                                      x.v * x.h / x.t * x.accumulate_bytes_per_param));
+  if (w.parallel.tp > 1)
+    c.output_backward.tp.push_back(
+        {w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+         x.tokens * x.h * x.eb});
+  add_mtp_costs(c, w, micro_batch, cm);  // multi-token prediction modules beside the output layer
+  return c;
+}
+
+PassCost optimizer_cost(double params, const ComputeModel& cm) {
+  PassCost p;
+  // Megatron's mixed-precision optimizer per parameter: copy fp16 grads into fp32 (2 + 4), unscale and
+  // inf check (4), grad-norm (4), Adam over fp32 param/grad/m/v (4 reads + 3 writes of 4 bytes), fp32 ->
+  // fp16 parameter copy (4 + 2).
+  p.add(memory_cost(cm, "optimizer: grads to fp32, unscale, norm", params * (6 + 4 + 4)));
+  p.add(memory_cost(cm, "optimizer: Adam update", params * 28));
+  p.add(memory_cost(cm, "optimizer: copy master weights", params * 6));
+  return p;
+}
+
+}  // namespace podsim::workload

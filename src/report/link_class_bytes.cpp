@@ -1,7 +1,5 @@
 #include "podsim/report/link_class_bytes.hpp"
 
-#include <unordered_map>
-
 #include "podsim/report/link_traffic.hpp"
 
 namespace podsim::report {
@@ -24,27 +22,9 @@ PlanClassBytes plan_class_bytes(const topology::Topology& topo, const plan::Task
     out.capacity[column[static_cast<size_t>(link.cls)]] += 2 * link.bandwidth;
 
   out.bytes.assign(graph.plans.size(), std::vector<double>(out.classes.size(), 0.0));
-  std::vector<int> runs = plan_run_counts(graph);
-  // A phase's flows between the same two vertices are routed once, as link_traffic does.
-  std::unordered_map<long long, double> pairs;
-  topology::Route route;
-  const long long vertices = static_cast<long long>(topo.vertices.size());
-  for (size_t p = 0; p < graph.plans.size(); ++p) {
-    if (runs[p] == 0) continue;
-    for (const auto& phase : graph.plans[p]) {
-      pairs.clear();
-      for (const auto& f : phase.flows) {
-        if (plan::moves_nothing(f)) continue;
-        pairs[plan::source_vertex(topo, f) * vertices + plan::target_vertex(topo, f)] += f.bytes;
-      }
-      for (const auto& [pair, b] : pairs) {
-        route.clear();
-        topo.router().route(static_cast<int>(pair / vertices), static_cast<int>(pair % vertices), route);
-        for (const auto& hop : route)
-          out.bytes[p][column[static_cast<size_t>(topo.links[hop.link].cls)]] += b;
-      }
-    }
-  }
+  for_each_routed_hop(topo, graph, [&](size_t p, int, const topology::Hop& hop, double b) {
+    out.bytes[p][column[static_cast<size_t>(topo.links[hop.link].cls)]] += b;
+  });
   return out;
 }
 

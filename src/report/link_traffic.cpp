@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
 
 #include "podsim/core/csv_writer.hpp"
 
@@ -13,29 +12,11 @@ namespace podsim::report {
 namespace {
 
 // Bytes per link direction (link * 2 + 0 for a->b, + 1 for b->a), from every flow of every plan run.
-// A phase's flows between the same two vertices are routed once: routing dominates at 16k devices.
 std::vector<double> direction_bytes(const topology::Topology& topo, const plan::TaskGraph& graph) {
   std::vector<double> bytes(topo.links.size() * 2, 0.0);
-  std::vector<int> runs = plan_run_counts(graph);
-  std::unordered_map<long long, double> pairs;
-  topology::Route route;
-  const long long vertices = static_cast<long long>(topo.vertices.size());
-  for (size_t p = 0; p < graph.plans.size(); ++p) {
-    if (runs[p] == 0) continue;
-    for (const auto& phase : graph.plans[p]) {
-      pairs.clear();
-      for (const auto& f : phase.flows) {
-        if (plan::moves_nothing(f)) continue;  // flow ends by topology vertex, as the engine routes them
-        pairs[plan::source_vertex(topo, f) * vertices + plan::target_vertex(topo, f)] += f.bytes;
-      }
-      for (const auto& [pair, b] : pairs) {
-        route.clear();
-        topo.router().route(static_cast<int>(pair / vertices), static_cast<int>(pair % vertices), route);
-        for (const auto& hop : route)
-          bytes[static_cast<size_t>(hop.link) * 2 + (hop.forward ? 0 : 1)] += b * runs[p];
-      }
-    }
-  }
+  for_each_routed_hop(topo, graph, [&](size_t, int runs, const topology::Hop& hop, double b) {
+    bytes[static_cast<size_t>(hop.link) * 2 + (hop.forward ? 0 : 1)] += b * runs;
+  });
   return bytes;
 }
 

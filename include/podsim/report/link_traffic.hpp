@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "podsim/plan/task_graph.hpp"
@@ -47,6 +48,32 @@ struct LinkTraffic {
 
 // How many tasks of `graph` run each of its plans (index: TaskGraph::plans).
 std::vector<int> plan_run_counts(const plan::TaskGraph& graph);
+
+// Calls visit(plan index, tasks running that plan, hop, bytes) for every hop of every flow of every plan
+// that runs. A phase's flows between the same two vertices are routed once (routing dominates at 16k
+// devices), flows ended by topology vertex as the engine routes them.
+template <class Visit>
+void for_each_routed_hop(const topology::Topology& topo, const plan::TaskGraph& graph, Visit&& visit) {
+  std::vector<int> runs = plan_run_counts(graph);
+  std::unordered_map<long long, double> pairs;
+  topology::Route route;
+  const long long vertices = static_cast<long long>(topo.vertices.size());
+  for (size_t p = 0; p < graph.plans.size(); ++p) {
+    if (runs[p] == 0) continue;
+    for (const auto& phase : graph.plans[p]) {
+      pairs.clear();
+      for (const auto& f : phase.flows) {
+        if (plan::moves_nothing(f)) continue;
+        pairs[plan::source_vertex(topo, f) * vertices + plan::target_vertex(topo, f)] += f.bytes;
+      }
+      for (const auto& [pair, b] : pairs) {
+        route.clear();
+        topo.router().route(static_cast<int>(pair / vertices), static_cast<int>(pair % vertices), route);
+        for (const auto& hop : route) visit(p, runs[p], hop, b);
+      }
+    }
+  }
+}
 
 // The step's traffic on every link. `hottest` bounds the hot-link list.
 LinkTraffic link_traffic(const topology::Topology& topo, const plan::TaskGraph& graph, double step_time,

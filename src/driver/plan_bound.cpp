@@ -23,6 +23,9 @@ using workload::WorkloadConfig;
 
 namespace {
 
+// A small margin keeps float rounding of the merged collectives from crossing the simulation.
+constexpr double kCommMargin = 0.99;
+
 int microbatches(const WorkloadConfig& w) {
   return static_cast<int>(w.training.global_batch /
                           (static_cast<long long>(w.parallel.dp) * w.training.micro_batch));
@@ -188,8 +191,6 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& w) {
     }
     return t;
   };
-  // A small margin keeps float rounding of the merged collectives from crossing the simulation.
-  constexpr double kCommMargin = 0.99;
   using workload::CpPass;
   const ChainCost cp_fwd{0, 0, kCommMargin * exposed_cp({{&dense.forward, CpPass::forward}}), 0};
   const ChainCost cp_bwd{
@@ -247,7 +248,6 @@ Estimator::LayerChain Estimator::moe_chain(const WorkloadConfig& w, const calibr
                                            const workload::LayerCosts& dense, const ChainCost& cp_fwd,
                                            const ChainCost& cp_bwd) {
   auto moe = workload::moe_layer_costs(w, w.training.micro_batch, cm, dense);
-  constexpr double kCommMargin = 0.99;
   double dispatch = kCommMargin * ep_seconds(w, moe.traffic);
   bool overlap = w.moe.overlap == workload::MoeOverlap::dispatch && w.moe.shared_experts > 0;
   double pairs_bwd = w.training.recompute == workload::Recompute::full ? 2 : 1;

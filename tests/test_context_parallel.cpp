@@ -333,12 +333,14 @@ TEST(TpOverlap, HidesTensorParallelCollectivesBehindTheirGemms) {
   auto overlapped = run(topo, base);
   ASSERT_EQ(overlapped.status, "ok");
   EXPECT_LT(overlapped.mean[Category::tp], serial.mean[Category::tp]);
-  // The first of tp chunks of every collective stays exposed.
+  // The last pipelined chunk of each reduce-scatter stays exposed.
   EXPECT_GT(overlapped.mean[Category::tp], 0);
   double expected = expected_exposed(topo, overlapped.plan.graph, Category::tp);
   EXPECT_NEAR(overlapped.mean[Category::tp], expected, 1e-6 * expected);
-  EXPECT_NEAR(overlapped.mean[Category::compute], serial.mean[Category::compute],
-              1e-9 * serial.mean[Category::compute]);
+  // The GEMMs it overlaps run in chunks and on the SMs the communication leaves (test_tp_overlap.cpp):
+  // slower, but not by more than the SMs the defaults hold (16 of 132) and the chunks' wave tails.
+  EXPECT_GT(overlapped.mean[Category::compute], serial.mean[Category::compute]);
+  EXPECT_LT(overlapped.mean[Category::compute], 1.3 * serial.mean[Category::compute]);
 }
 
 TEST(TpOverlap, NeedsSequenceParallelismAndIsIgnoredBeforeHopper) {

@@ -270,5 +270,29 @@ TEST(NvidiaValidation, RunInputErrorIsAnErrorRowAndFiltersSelectRows) {
   EXPECT_EQ(v.ok_rows, 0);
 }
 
+
+// A recipe's set_on adds what the framework configures per GPU to that system's rows only, after `set`;
+// a base recipe's settings come first; a set_on naming no system of the mapping is an error.
+TEST(NvidiaValidation, RecipeSetOnAppliesPerSystemAndBaseRecipesInherit) {
+  std::string dir = temp_dir("nv-set-on");
+  std::string on = "    set_on:\n      DGX-H100:\n        parallel.tp_overlap_gemms.qkv_wgrad.num_sm: 24\n";
+  std::string text = mapping_text(source_path("workloads/gpt3-175b.yaml"), on);
+  text.replace(text.find("systems:"), 8,
+               "  gpt3_big:\n    base: gpt3\n    source: test\n    set:\n      parallel.dp_overlap: false\n"
+               "systems:");
+  text.replace(text.find("recipe: gpt3}"), 13, "recipe: gpt3_big}");
+  auto m = driver::load_preset_mapping(write(dir, "map.yaml", text));
+  auto p =
+      driver::plan_nvidia_row(row_from("287,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825"), m, 8);
+  ASSERT_TRUE(p.not_expressible.empty()) << p.not_expressible;
+  EXPECT_TRUE(has_set(p, "workload.parallel.zero=1"));  // from the base
+  EXPECT_TRUE(has_set(p, "workload.parallel.dp_overlap=false"));
+  EXPECT_TRUE(has_set(p, "workload.parallel.tp_overlap_gemms.qkv_wgrad.num_sm=24"));
+  std::string bad = mapping_text(source_path("workloads/gpt3-175b.yaml"),
+                                 "    set_on:\n      DGX-Z9:\n        parallel.zero: 1\n");
+  auto err = podsim::testing::error_of([&] { driver::load_preset_mapping(write(dir, "bad.yaml", bad)); });
+  EXPECT_NE(err.find("system 'DGX-Z9' is not listed under systems:"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace podsim

@@ -29,6 +29,16 @@ ComputeModel ComputeModel::sixteen_bit() const {
   return ComputeModel(profile_, r);
 }
 
+ComputeModel ComputeModel::without_sms(int sms) const {
+  if (sms <= 0) return *this;
+  DeviceRates r = rates_;
+  r.sm_count = std::max(1, rates_.sm_count - sms);
+  double share = static_cast<double>(r.sm_count) / rates_.sm_count;  // the per-SM rate stays
+  r.peak_flops *= share;
+  if (r.attention_peak_flops > 0) r.attention_peak_flops *= share;
+  return ComputeModel(profile_, r);
+}
+
 double ComputeModel::gemm_time(const GemmShape& s, const GemmTile& tile, int split, double* waves_out) const {
   const auto& g = profile_.gemm;
   double tiles = std::ceil(s.m / tile.m) * std::ceil(s.n / tile.n) * split * s.batch;

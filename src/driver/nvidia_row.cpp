@@ -102,7 +102,10 @@ RowPlan plan_nvidia_row(const NvidiaRow& row, const PresetMapping& mapping, int 
   plan.request.topology_file = mapping.systems.at(row.system).file;
   plan.request.workload_file = model.file;
   auto& s = plan.request.sets;
-  s = mapping.recipes.at(model.recipe).sets;
+  const Recipe& recipe = mapping.recipes.at(model.recipe);
+  s = recipe.sets;
+  if (auto on = recipe.system_sets.find(row.system); on != recipe.system_sets.end())
+    s.insert(s.end(), on->second.begin(), on->second.end());
   // Exactly num_gpus devices: whole nodes of the preset, and dp chosen so tp*pp*cp*dp = num_gpus.
   s.push_back(fmt::format("topology.nodes={}", (*row.num_gpus + devices_per_node - 1) / devices_per_node));
   s.push_back(fmt::format("workload.model.seq_len={}", *row.seq_len));

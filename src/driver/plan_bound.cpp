@@ -130,16 +130,17 @@ double Estimator::cp_step_seconds(const WorkloadConfig& w, double bytes) {
   return network::idle_plan_time(topo_, {phase});
 }
 
-// Serial tensor-parallel time of a pass: with the userbuffers overlap (plan_keys.cpp enumerates
-// tp_overlap only where it takes effect) the first of tp chunks of an overlappable collective. A MoE
+// Serial tensor-parallel time of a pass: with the userbuffers overlap (in effect: estimate() turns it off
+// where the device has none) the exposed share of an overlappable collective (split_tp_overlap). A MoE
 // layer's pass holds the attention half's (and the shared experts') TP-group collectives; its expert-TP
 // ones travel with the dispatch (ep_seconds).
 double Estimator::serial_tp(const WorkloadConfig& w, const PassCost& pass) {
   double t = 0;
   if (w.parallel.tp == 1) return t;
   for (const auto& c : pass.tp) {
-    double bytes = w.parallel.tp_overlap && c.overlap_seconds > 0 ? c.bytes / w.parallel.tp : c.bytes;
-    t += tp_seconds(w, static_cast<int>(c.kind), bytes);
+    double share = c.exposed_share >= 0 ? c.exposed_share : 1.0 / w.parallel.tp;
+    double bytes = w.parallel.tp_overlap && c.overlap_seconds > 0 ? c.bytes * share : c.bytes;
+    if (bytes > 0) t += tp_seconds(w, static_cast<int>(c.kind), bytes);
   }
   return t;
 }
@@ -168,7 +169,10 @@ double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic
   return network::idle_plan_time(topo_, {network::serial_merge(steps)});
 }
 
-CandidateEstimate Estimator::estimate(const WorkloadConfig& w) {
+CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
+  // The kernels as the step builder costs them: userbuffers only where the device has them.
+  WorkloadConfig w = given;
+  w.parallel.tp_overlap = w.parallel.tp_overlap && workload::userbuffers_supported(topo_.device);
   CandidateEstimate e;
   e.memory_bytes = memory(w);
   e.fits = e.memory_bytes <= topo_.device.hbm_bytes;

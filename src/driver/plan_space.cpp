@@ -182,7 +182,7 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
   auto par = root.optional_child("parallel");
   s.context.devices = topo.compute_device_count();
   s.context.devices_per_node = std::max(1, topo.devices_per_node);
-  s.context.tp_overlap_supported = topo.device.peak_flops.count(topology::Precision::fp8) > 0;
+  s.context.tp_overlap_supported = workload::userbuffers_supported(topo.device);
   s.context.schedule_explicit = par && par->has("schedule");
   if (s.context.schedule_explicit)
     s.context.schedule = *workload::kScheduleNames.parse(par->string("schedule"));

@@ -64,20 +64,56 @@ void read_models(const ConfigNode& root, PresetMapping& m) {
   }
 }
 
-Recipe read_recipe(const ConfigNode& node) {
-  Recipe r;
-  r.source = node.string("source");
-  ConfigNode set = node.child("set");
+std::vector<std::string> read_sets(const ConfigNode& set) {
+  std::vector<std::string> out;
   for (const auto& key : set.keys()) {
     if (std::find(kRowKeys.begin(), kRowKeys.end(), key) != kRowKeys.end())
       set.fail(key, "each row sets this key from its own columns; a recipe may not");
     if (key.rfind("parallel.", 0) && key.rfind("training.", 0) && key.rfind("model.", 0) &&
         key.rfind("moe.", 0))
       set.fail(key, "a recipe sets workload keys: parallel.*, training.*, model.* or moe.*");
-    r.sets.push_back(fmt::format("workload.{}={}", key, set.at(key).as_string()));
+    out.push_back(fmt::format("workload.{}={}", key, set.at(key).as_string()));
   }
+  return out;
+}
+
+// A recipe: `set` (and `set_on` per system), after those of its `base` recipe (defined above it) when it
+// names one, so a model that differs from its family in a few settings states only those.
+Recipe read_recipe(const ConfigNode& node, const std::map<std::string, Recipe>& earlier) {
+  Recipe r;
+  if (node.has("base")) {
+    std::string base = node.string("base");
+    auto it = earlier.find(base);
+    if (it == earlier.end())
+      node.fail("base", fmt::format("recipe '{}' is not defined above this one", base));
+    r = it->second;
+  }
+  r.source = node.string("source");
+  if (auto set = node.optional_child("set")) {
+    auto own = read_sets(*set);
+    r.sets.insert(r.sets.end(), own.begin(), own.end());
+  } else if (!node.has("base")) {
+    node.fail("set", "required: the recipe's settings (or a base recipe)");
+  }
+  if (auto on = node.optional_child("set_on"))
+    for (const auto& system : on->keys()) {
+      auto own = read_sets(on->child(system));
+      auto& sets = r.system_sets[system];
+      sets.insert(sets.end(), own.begin(), own.end());
+    }
   node.reject_unknown_keys();
   return r;
+}
+
+// Every set_on names a system of the mapping.
+void check_recipe_systems(const ConfigNode& recipes, const PresetMapping& m) {
+  for (const auto& name : recipes.keys()) {
+    auto on = recipes.child(name).optional_child("set_on");
+    if (!on) continue;
+    for (const auto& system : on->keys())
+      if (!m.systems.count(system))
+        on->fail(system, fmt::format("system '{}' is not listed under systems:", system));
+  }
 }
 
 }  // namespace
@@ -89,8 +125,9 @@ PresetMapping load_preset_mapping(const std::string& file) {
   root.string_or("description", "");
   root.list("sources");
   ConfigNode recipes = root.child("recipes");
-  for (const auto& name : recipes.keys()) m.recipes[name] = read_recipe(recipes.child(name));
+  for (const auto& name : recipes.keys()) m.recipes[name] = read_recipe(recipes.child(name), m.recipes);
   read_systems(root, m);
+  check_recipe_systems(recipes, m);
   read_models(root, m);
   root.reject_unknown_keys();
   return m;

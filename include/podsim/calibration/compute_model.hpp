@@ -78,6 +78,10 @@ class ComputeModel {
   // The same device running 16-bit GEMMs (attention_peak_flops, 2-byte operands): for the kernels that
   // stay in bf16 under an fp8 GEMM format (the unfused attention core). Itself when already 16-bit or wider.
   ComputeModel sixteen_bit() const;
+  // The same device with `sms` fewer SMs for the kernel (a communication kernel holds them: Transformer
+  // Engine's userbuffers launch the GEMM beside it with an SM margin); at least one SM stays.
+  ComputeModel without_sms(int sms) const;
+  int sm_count() const { return rates_.sm_count; }
   const DeviceRates& rates() const { return rates_; }
 
  private:

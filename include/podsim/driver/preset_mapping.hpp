@@ -21,6 +21,9 @@ struct PresetEntry {
 
 struct Recipe {
   std::vector<std::string> sets;  // "workload.training.recompute=none", in file order
+  // set_on: settings the recipe gives one system only (the framework's per-GPU configuration, e.g.
+  // userbuffers' tp_overlap_gemms), applied after `sets` to that system's rows.
+  std::map<std::string, std::vector<std::string>> system_sets;
   std::string source;             // the recipe file the settings were read from
 };
 

@@ -6,6 +6,7 @@
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/recompute_modules.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
+#include "tp_overlap_ops.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -61,6 +62,8 @@ void attention_core_forward(PassCost& p, const ComputeModel& cm, const Shapes& x
 // sequence-parallel collective overlaps with under Transformer Engine's userbuffers (parallel.tp_overlap).
 struct LinearSeconds {
   double qkv = 0, proj = 0, fc1 = 0, fc2 = 0;
+  // Backward, each GEMM apart (what userbuffers overlap each backward collective with).
+  double qkv_dgrad = 0, qkv_wgrad = 0, fc1_dgrad = 0, fc1_wgrad = 0, proj_dgrad = 0, fc2_dgrad = 0;
   MlaSeconds mla;  // the MLA attention half's GEMMs (model.attention: mla)
 };
 
@@ -77,20 +80,49 @@ void timed(PassCost& p, double& into, AddKernels&& add) {
   into += p.seconds - before;
 }
 
+// The sequence-parallel collectives of a backward pass under userbuffers: each row-parallel layer's
+// all-gather of its output gradient (proj_dgrad, fc2_dgrad), and each column-parallel layer's all-gather
+// of its saved input for the wgrad GEMM (beside dgrad) and reduce-scatter of the input gradient (beside
+// wgrad).
+void ub_backward_collectives(PassCost& p, const Userbuffers& ub, double bytes, const LinearSeconds& s,
+                             bool mla) {
+  using G = UbGemm;
+  const auto ag = CollectiveKind::all_gather, rs = CollectiveKind::reduce_scatter;
+  if (!mla) {
+    p.tp.push_back(ub_collective(ag, bytes, s.qkv_dgrad, ub, G::qkv_dgrad, false));
+    p.tp.push_back(ub_collective(rs, bytes, s.qkv_wgrad, ub, G::qkv_wgrad, false));
+    p.tp.push_back(ub_collective(ag, bytes, s.proj_dgrad, ub, G::proj_dgrad, false));
+  } else {
+    p.tp.push_back({rs, bytes, s.proj});
+  }
+  p.tp.push_back(ub_collective(ag, bytes, s.fc1_dgrad, ub, G::fc1_dgrad, true));
+  p.tp.push_back(ub_collective(rs, bytes, s.fc1_wgrad, ub, G::fc1_wgrad, true));
+  p.tp.push_back(ub_collective(ag, bytes, s.fc2_dgrad, ub, G::fc2_dgrad, true));
+}
+
 void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x, const LinearSeconds& linear,
                     bool backward) {
   if (w.parallel.tp == 1) return;
   double bytes = x.tokens * x.h * x.eb;
   bool mla = is_mla(w.model);  // MLA gathers its latents, not h (mla_ops.hpp)
   if (mla) mla_input_collectives(p, w.model, mla_shapes(w, x), linear.mla, backward);
-  if (w.parallel.sequence_parallel) {
-    if (!mla) p.tp.push_back({CollectiveKind::all_gather, bytes, linear.qkv});
-    p.tp.push_back({CollectiveKind::reduce_scatter, bytes, linear.proj});
-    p.tp.push_back({CollectiveKind::all_gather, bytes, linear.fc1});
-    p.tp.push_back({CollectiveKind::reduce_scatter, bytes, linear.fc2});
+  Userbuffers ub = userbuffers_of(w);
+  const auto ag = CollectiveKind::all_gather, rs = CollectiveKind::reduce_scatter;
+  if (ub && backward) return ub_backward_collectives(p, ub, bytes, linear, mla);
+  if (ub) {
+    if (!mla) p.tp.push_back(ub_collective(ag, bytes, linear.qkv, ub, UbGemm::qkv_fprop, false));
+    if (mla) p.tp.push_back({rs, bytes, linear.proj});
+    if (!mla) p.tp.push_back(ub_collective(rs, bytes, linear.proj, ub, UbGemm::proj_fprop, false));
+    p.tp.push_back(ub_collective(ag, bytes, linear.fc1, ub, UbGemm::fc1_fprop, true));
+    p.tp.push_back(ub_collective(rs, bytes, linear.fc2, ub, UbGemm::fc2_fprop, true));
+  } else if (w.parallel.sequence_parallel) {
+    if (!mla) p.tp.push_back({ag, bytes, linear.qkv});
+    p.tp.push_back({rs, bytes, linear.proj});
+    p.tp.push_back({.kind = ag, .bytes = bytes, .overlap_seconds = linear.fc1, .mlp = true});
+    p.tp.push_back({.kind = rs, .bytes = bytes, .overlap_seconds = linear.fc2, .mlp = true});
   } else {
     if (!mla || !backward) p.tp.push_back({CollectiveKind::all_reduce, bytes});
-    p.tp.push_back({CollectiveKind::all_reduce, bytes});
+    p.tp.push_back({.kind = CollectiveKind::all_reduce, .bytes = bytes, .mlp = true});
   }
 }
 
@@ -145,11 +177,14 @@ void rotary(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm, const 
 // The dense MLP after its norm: fc1, the activation, fc2 (each fp8 GEMM's input quantized first).
 void mlp_forward(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x,
                  LinearSeconds& linear) {
+  Userbuffers ub = userbuffers_of(w);
   quantize(p, cm, "MLP fc1 input quantize (fp8)", x, x.tokens * x.h);
-  timed(p, linear.fc1, [&] { p.add(gemm_cost(cm, "MLP fc1", x.tokens, x.fc1_width, x.h)); });
+  timed(p, linear.fc1,
+        [&] { p.add(ub_gemm(cm, "MLP fc1", ub, UbGemm::fc1_fprop, x.tokens, x.fc1_width, x.h)); });
   p.add(mlp_activation(w, cm, x));
   quantize(p, cm, "MLP fc2 input quantize (fp8)", x, x.tokens * x.f / x.t);
-  timed(p, linear.fc2, [&] { p.add(gemm_cost(cm, "MLP fc2", x.tokens, x.h, x.f / x.t)); });
+  timed(p, linear.fc2,
+        [&] { p.add(ub_gemm(cm, "MLP fc2", ub, UbGemm::fc2_fprop, x.tokens, x.h, x.f / x.t)); });
 }
 
 PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
@@ -161,13 +196,17 @@ PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sha
   if (is_mla(w.model)) {
     mla_attention_forward(p, w.model, cm, mla_shapes(w, x), linear.mla);
   } else {
+    Userbuffers ub = userbuffers_of(w);
     quantize(p, cm, "QKV input quantize (fp8)", x, x.tokens * x.h);
-    timed(p, linear.qkv, [&] { p.add(gemm_cost(cm, "QKV projection", x.tokens, x.qkv_width, x.h)); });
+    timed(p, linear.qkv,
+          [&] { p.add(ub_gemm(cm, "QKV projection", ub, UbGemm::qkv_fprop, x.tokens, x.qkv_width, x.h)); });
     rotary(p, w, cm, x, "rotary embedding");
     attention_core_forward(p, cm, x);
     quantize(p, cm, "output projection input quantize (fp8)", x, x.tokens * x.attention_width);
-    timed(p, linear.proj,
-          [&] { p.add(gemm_cost(cm, "attention output projection", x.tokens, x.h, x.attention_width)); });
+    timed(p, linear.proj, [&] {
+      p.add(ub_gemm(cm, "attention output projection", ub, UbGemm::proj_fprop, x.tokens, x.h,
+                    x.attention_width));
+    });
   }
   p.add(memory_cost(cm, residual, E * (3 * x.eb + 1)));
   p.add(memory_cost(cm, norm_name(w, false), 2 * E * x.eb));
@@ -177,15 +216,35 @@ PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sha
   return p;
 }
 
+// The two backward GEMMs of Y[m, n] = X[m, k] W[k, n] (linear_backward), each as userbuffers run it: dgrad
+// as GEMM `dg`, wgrad as `wg` (kUbGemms: plain, as the row-parallel layers' wgrads move no TP data);
+// their seconds into `dgrad_s` and `wgrad_s`.
+void backward_gemms(PassCost& p, const ComputeModel& cm, const Userbuffers& ub, const char* dgrad,
+                    const char* wgrad, UbGemm dg, int wg, double m, double n, double k, double& dgrad_s,
+                    double& wgrad_s) {
+  if (!ub) {
+    timed(p, dgrad_s, [&] { p.add(gemm_cost(cm, dgrad, m, k, n)); });
+    timed(p, wgrad_s, [&] { p.add(gemm_cost(cm, wgrad, k, n, m)); });
+    return;
+  }
+  timed(p, dgrad_s, [&] { p.add(ub_gemm(cm, dgrad, ub, dg, m, k, n)); });
+  timed(p, wgrad_s, [&] {
+    p.add(wg < kUbGemms ? ub_gemm(cm, wgrad, ub, static_cast<UbGemm>(wg), k, n, m)
+                        : gemm_cost(cm, wgrad, k, n, m));
+  });
+}
+
 // The attention half of the backward of an MHA / GQA layer: output projection, attention core, rotary,
 // QKV projection.
 void mha_attention_backward(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x,
                             LinearSeconds& linear) {
   double heads = x.b * x.heads_per_rank;
+  Userbuffers ub = userbuffers_of(w);
+  double unused = 0;
   quantize(p, cm, "output projection grad quantize (fp8)", x, x.tokens * x.h);
   timed(p, linear.proj, [&] {
-    linear_backward(p, cm, "output projection dgrad", "output projection wgrad", x.tokens, x.h,
-                    x.attention_width);
+    backward_gemms(p, cm, ub, "output projection dgrad", "output projection wgrad", UbGemm::proj_dgrad,
+                   kUbGemms, x.tokens, x.h, x.attention_width, linear.proj_dgrad, unused);
   });
   double attention_start = p.seconds;
   if (x.flash) {  // one kernel; it recomputes the scores from Q, K and the saved logsumexp
@@ -204,7 +263,11 @@ void mha_attention_backward(PassCost& p, const WorkloadConfig& w, const ComputeM
   p.attention_seconds += p.seconds - attention_start;
   rotary(p, w, cm, x, "rotary embedding backward");
   quantize(p, cm, "QKV grad quantize (fp8)", x, x.tokens * x.qkv_width);
-  timed(p, linear.qkv, [&] { linear_backward(p, cm, "QKV dgrad", "QKV wgrad", x.tokens, x.qkv_width, x.h); });
+  timed(p, linear.qkv, [&] {
+    backward_gemms(p, cm, ub, "QKV dgrad", "QKV wgrad", UbGemm::qkv_dgrad,
+                   static_cast<int>(UbGemm::qkv_wgrad), x.tokens, x.qkv_width, x.h, linear.qkv_dgrad,
+                   linear.qkv_wgrad);
+  });
   if (w.model.linear_bias) p.add(memory_cost(cm, "QKV bias grad", x.tokens * x.qkv_width * x.eb));
 }
 
@@ -217,13 +280,20 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
   LinearSeconds linear;
   // In reverse order of the forward pass; each fp8 GEMM's output gradient is quantized first.
   p.add(memory_cost(cm, residual, E * (2 * x.eb + 1) + 3 * E * x.eb));
+  Userbuffers ub = userbuffers_of(w);
+  double unused = 0;
   quantize(p, cm, "MLP fc2 grad quantize (fp8)", x, x.tokens * x.h);
-  timed(p, linear.fc2,
-        [&] { linear_backward(p, cm, "MLP fc2 dgrad", "MLP fc2 wgrad", x.tokens, x.h, x.f / x.t); });
+  timed(p, linear.fc2, [&] {
+    backward_gemms(p, cm, ub, "MLP fc2 dgrad", "MLP fc2 wgrad", UbGemm::fc2_dgrad, kUbGemms, x.tokens, x.h,
+                   x.f / x.t, linear.fc2_dgrad, unused);
+  });
   p.add(mlp_activation_backward(w, cm, x));
   quantize(p, cm, "MLP fc1 grad quantize (fp8)", x, x.tokens * x.fc1_width);
-  timed(p, linear.fc1,
-        [&] { linear_backward(p, cm, "MLP fc1 dgrad", "MLP fc1 wgrad", x.tokens, x.fc1_width, x.h); });
+  timed(p, linear.fc1, [&] {
+    backward_gemms(p, cm, ub, "MLP fc1 dgrad", "MLP fc1 wgrad", UbGemm::fc1_dgrad,
+                   static_cast<int>(UbGemm::fc1_wgrad), x.tokens, x.fc1_width, x.h, linear.fc1_dgrad,
+                   linear.fc1_wgrad);
+  });
   p.add(memory_cost(cm, norm_name(w, true), 3 * E * x.eb));
   p.add(memory_cost(cm, residual, E * (2 * x.eb + 1) + 3 * E * x.eb));
   if (is_mla(w.model)) {
@@ -311,11 +381,14 @@ PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const Com
     mlp_forward(p, w, cm, x, linear);
     if (w.parallel.tp > 1) {
       double bytes = x.tokens * x.h * x.eb;
+      Userbuffers ub = userbuffers_of(w);
       if (w.parallel.sequence_parallel) {
-        p.tp.push_back({CollectiveKind::all_gather, bytes, linear.fc1});
-        p.tp.push_back({CollectiveKind::reduce_scatter, bytes, linear.fc2});
+        p.tp.push_back(
+            ub_collective(CollectiveKind::all_gather, bytes, linear.fc1, ub, UbGemm::fc1_fprop, true));
+        p.tp.push_back(
+            ub_collective(CollectiveKind::reduce_scatter, bytes, linear.fc2, ub, UbGemm::fc2_fprop, true));
       } else {
-        p.tp.push_back({CollectiveKind::all_reduce, bytes});
+        p.tp.push_back({.kind = CollectiveKind::all_reduce, .bytes = bytes, .mlp = true});
       }
     }
   }

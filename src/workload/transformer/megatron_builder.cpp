@@ -14,14 +14,6 @@
 namespace podsim::workload::megatron {
 namespace {
 
-// Transformer Engine's userbuffers overlap of TP communication with GEMMs is a Hopper-and-newer feature
-// (NeMo enables tp_comm_overlap on H100 and later). Until the topology says the architecture
-// (device.architecture), Hopper or newer is recognised by an fp8 tensor-core peak, which the presets
-// give exactly to H100, H200 and newer GPUs.
-bool tp_overlap_supported(const topology::DeviceSpec& device) {
-  return device.peak_flops.count(topology::Precision::fp8) > 0;
-}
-
 }  // namespace
 
 StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
@@ -30,7 +22,7 @@ StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w
   layout_ =
       ParallelLayout{.tp = w.parallel.tp, .pp = w.parallel.pp, .dp = w.parallel.dp, .cp = w.parallel.cp};
   tp_overlap_ = w.parallel.tp_overlap && w.parallel.tp > 1 && w.parallel.sequence_parallel &&
-                tp_overlap_supported(topo.device);
+                userbuffers_supported(topo.device);
   p_ = w.parallel.pp;
   m_ = static_cast<int>(w.training.global_batch / (static_cast<long long>(w.parallel.dp) * micro_batch));
   // Every layer is simulated: the stages' chunks hold all of them, and only the interleaved schedule
@@ -73,9 +65,11 @@ StepPlan StepBuilder::describe() {
     rates.attention_peak_flops = topo_.device.peak(topology::Precision::bf16);
   cm_.emplace(topo_.device_profile, rates);
   plan.peak_flops = rates.peak_flops;
-  layer_ = layer_costs(w_, mb_, *cm_);
-  head_ = head_costs(w_, mb_, *cm_);
-  if (w_.moe.enabled()) moe_ = moe_layer_costs(w_, mb_, *cm_, layer_);
+  WorkloadConfig costed = w_;  // the kernels as they run: no userbuffers where the device has none
+  costed.parallel.tp_overlap = tp_overlap_;
+  layer_ = layer_costs(costed, mb_, *cm_);
+  head_ = head_costs(costed, mb_, *cm_);
+  if (w_.moe.enabled()) moe_ = moe_layer_costs(costed, mb_, *cm_, layer_);
   programs_ = build_schedule(p_ == 1 ? Schedule::none : w_.parallel.schedule, p_, m_, v_);
   plan.memory = stage_memory(w_, mb_, v_, peak_in_flight(programs_), topo_.device_profile);
   double batch = static_cast<double>(w_.training.global_batch);
@@ -247,8 +241,11 @@ std::vector<std::string> StepBuilder::notes() const {
                                   topo_.device.name));
   if (tp_overlap_)
     n.push_back(
-        "tp_overlap: each sequence-parallel all-gather / reduce-scatter runs alongside the GEMMs of its "
-        "linear layer; its first of tp chunks is exposed");
+        "tp_overlap: Transformer Engine's userbuffers run each sequence-parallel all-gather / reduce-scatter "
+        "beside the GEMM it feeds or drains, split as parallel.tp_overlap_gemms says (ring_exchange: tp "
+        "chunks over the copy engines; pipeline: num_splits chunks, the last reduce-scatter exposed; bulk: "
+        "beside the whole GEMM), those GEMMs on the SMs the communication leaves them; the backward "
+        "all-gathers of the saved inputs for the wgrad GEMMs are counted");
   n.push_back(
       w_.training.attention == Attention::flash
           ? fmt::format("attention: one fused kernel ({} efficiencies of the {} profile); mfu counts "

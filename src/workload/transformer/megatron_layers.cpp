@@ -37,14 +37,19 @@ void StepBuilder::split_tp_overlap(int stage, const PassCost& pass, double layer
       serial.push_back(c);
       continue;
     }
-    // Transformer Engine splits the GEMM and its collective into tp chunks and pipelines them: the first
-    // chunk's transfer is exposed (the pipeline fills), the other (tp-1)/tp of the bytes move while
-    // (tp-1)/tp of the GEMM computes, exposed only where they take longer. Identical layers make the
-    // `layers` copies of each pair one pair of `layers` times the work.
-    double t = layout_.tp, hidden = layers * c.overlap_seconds * (t - 1) / t;
-    serial.push_back({c.kind, c.bytes / t});
-    work.overlaps.push_back(
-        {hidden, tp_plan(stage, {{c.kind, c.bytes * (t - 1) / t}}, layers, {}), Category::tp});
+    // Transformer Engine splits the GEMM and its collective into chunks and pipelines them (tp_overlap.hpp
+    // says how per method): the exposed share of the bytes moves with nothing beside it (the pipeline
+    // fills or drains), the rest while the window share of the GEMM computes, exposed only where it takes
+    // longer. Identical layers make the `layers` copies of each pair one pair of `layers` times the work.
+    double t = layout_.tp;
+    double exposed = c.exposed_share >= 0 ? c.exposed_share : 1 / t;
+    double window = c.window_share >= 0 ? c.window_share : (t - 1) / t;
+    double hidden = layers * c.overlap_seconds * window;
+    if (exposed > 0) serial.push_back({c.kind, c.bytes * exposed});
+    work.overlaps.push_back({.seconds = hidden,
+                             .plan = tp_plan(stage, {{c.kind, c.bytes * (1 - exposed)}}, layers, {}),
+                             .category = Category::tp,
+                             .slowed = !c.sm_costed});
     work.seconds -= hidden;
   }
 }

@@ -106,7 +106,8 @@ int StepBuilder::add_work(int s, const StageStep& step, const ChunkWork& work, i
     int start = g_.streams[compute_stream_[s]].last_task;
     // The communication kernels beside it (NCCL p2p for ring attention, userbuffers for the TP overlap)
     // take SMs and HBM bandwidth too: the same overlap_compute_slowdown as for data-parallel traffic.
-    task(compute_stream_[s], overlapped_seconds(o.seconds, idle_seconds(o.plan)), -1, Category::tp);
+    task(compute_stream_[s], o.slowed ? overlapped_seconds(o.seconds, idle_seconds(o.plan)) : o.seconds, -1,
+         Category::tp);
     int comm = task(overlap_stream_[s], 0, o.plan, o.category);
     g_.tasks[comm].deps.push_back(start);
     // The next kernels consume what arrived (the next KV block, the gathered activations).

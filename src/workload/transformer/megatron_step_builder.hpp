@@ -53,6 +53,7 @@ class StepBuilder {
     double seconds = 0;  // device time that hides the transfer
     int plan = -1;
     Category category = Category::tp;
+    bool slowed = true;  // by overlap_compute_slowdown (false: the GEMM's cost already has the SMs lost)
   };
   struct ChunkWork {
     double seconds = 0;             // device time run serially, followed by `plan`

@@ -20,9 +20,10 @@ bool is_mlp_op(std::string_view name) {
 }
 constexpr std::string_view kAccumulation = "weight-gradient accumulation";
 
-// The dense pass without its MLP; `keep_tp` of its TP collectives (attention's, and the MLP's when the
-// shared experts take its place). Returns the gradient accumulation bytes per parameter it had.
-PassCost attention_half(const PassCost& dense, size_t keep_tp, double& accumulate_per_param,
+// The dense pass without its MLP; its TP collectives: the attention half's, and the MLP's when
+// `keep_mlp_tp` (the shared experts take its place). Returns the gradient accumulation bytes per parameter
+// it had.
+PassCost attention_half(const PassCost& dense, bool keep_mlp_tp, double& accumulate_per_param,
                         double layer_params_per_rank) {
   PassCost p;
   for (const auto& op : dense.ops) {
@@ -32,7 +33,8 @@ PassCost attention_half(const PassCost& dense, size_t keep_tp, double& accumulat
     }
     if (!is_mlp_op(op.name)) p.add(op);
   }
-  for (size_t i = 0; i < dense.tp.size() && i < keep_tp; ++i) p.tp.push_back(dense.tp[i]);
+  for (const auto& c : dense.tp)
+    if (keep_mlp_tp || !c.mlp) p.tp.push_back(c);
   p.attention_seconds = dense.attention_seconds;
   return p;
 }
@@ -104,8 +106,7 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
   const ComputeModel cm16 = cm.sixteen_bit();  // the router runs in 16 bits (fp32 softmax)
   double n = t.routed_tokens, copies = n * w.moe.top_k;
   double received = t.mean_expert_tokens * (d.local_experts - 1) + t.busiest_expert_tokens;
-  bool sp = w.parallel.sequence_parallel && w.parallel.tp > 1;
-  size_t keep_tp = w.moe.shared_experts > 0 ? 4 : (sp ? 2 : 1);
+  bool keep_tp = w.moe.shared_experts > 0;
   double tp = w.parallel.tp, accumulate = 0;
   double dense_params = layer_params(w.model) / tp;
   PassCost fwd = attention_half(dense.forward, keep_tp, accumulate, dense_params);

@@ -252,6 +252,10 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.parallel.cp = static_cast<int>(par.integer_in_or("cp", 1, 1 << 20, 1));
   w.parallel.cp_algorithm = choice_or(par, "cp_algorithm", kCpAlgorithmNames, CpAlgorithm::ring);
   w.parallel.tp_overlap = par.boolean_or("tp_overlap", false);
+  if (par.has("tp_overlap_gemms") && !w.parallel.tp_overlap)
+    par.fail("tp_overlap_gemms", "configures Transformer Engine's userbuffers overlap, which is off; set "
+                                 "parallel.tp_overlap: true or remove tp_overlap_gemms");
+  w.parallel.tp_overlap_gemms = read_tp_overlap_gemms(par);
   w.parallel.embedding_in_pipeline_split = par.boolean_or("embedding_in_pipeline_split", false);
   w.parallel.loss_in_pipeline_split = par.boolean_or("loss_in_pipeline_split", false);
   read_pipeline_layout(par, w.model, w.parallel);  // Megatron-Core's explicit layout (pipeline_layout.cpp)

@@ -26,6 +26,14 @@ struct TpCollective {
   // With parallel.tp_overlap: seconds of the GEMMs of the linear layer this collective feeds or drains,
   // which Transformer Engine's userbuffers overlap it with (0: not overlappable).
   double overlap_seconds = 0;
+  // Of an overlapped collective: the share of its bytes moved with nothing to hide behind (the first or
+  // last chunk) and the share of overlap_seconds the rest moves beside; below 0: the first of tp chunks,
+  // (tp-1)/tp (the pipelined default). Set per method for Transformer Engine's userbuffers (tp_overlap.hpp).
+  double exposed_share = -1, window_share = -1;
+  // The GEMM it overlaps was already costed with the SMs the communication kernel holds (userbuffers):
+  // no further overlap_compute_slowdown.
+  bool sm_costed = false;
+  bool mlp = false;  // belongs to the MLP (fc1 / fc2), not to the attention half
 };
 
 struct PassCost {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "podsim/workload/transformer/tp_overlap.hpp"
 #include "podsim/topology/device_spec.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer/moe_config.hpp"
@@ -102,6 +103,7 @@ struct ParallelConfig {
   int cp = 1;                         // context parallelism: ranks splitting each sequence
   CpAlgorithm cp_algorithm = CpAlgorithm::ring;
   bool tp_overlap = false;  // TP collectives overlapped with their GEMMs (Transformer Engine userbuffers)
+  TpOverlapGemms tp_overlap_gemms = te_default_tp_overlap();  // how, per GEMM (tp_overlap.hpp)
   int ep = 1, etp = 1;      // expert (tensor) parallelism of the MoE layers (moe_config.hpp)
   // The embedding / the loss count as one layer slot of the first / last stage (pipeline_split.hpp).
   bool embedding_in_pipeline_split = false, loss_in_pipeline_split = false;

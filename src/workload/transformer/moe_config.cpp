@@ -110,6 +110,13 @@ void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices) {
           .fail(w.parallel.ep > 1 ? "ep" : "etp",
                 "expert parallelism needs experts: add a moe: section (moe.experts, "
                 "moe.top_k) or set ep: 1 and etp: 1");
+    const RecomputeModules& r = w.training.recompute_modules;
+    if (r.moe_act || r.layernorm)
+      root.child("training")
+          .fail("recompute_modules",
+                fmt::format("recompute module '{}' acts on MoE layers only (Transformer Engine fuses a dense "
+                            "layer's norms into the next linear): add a moe: section or drop it",
+                            r.moe_act ? "moe_act" : "layernorm"));
     return;
   }
   w.moe = read_fields(root.child("moe"), w.model);

@@ -4,6 +4,7 @@
 
 #include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
+#include "podsim/workload/transformer/recompute_modules.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
@@ -70,6 +71,20 @@ void grouped(PassCost& p, const ComputeModel& cm, const char* name, const MoeTra
 }
 
 }  // namespace
+
+void moe_selective_recompute(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm,
+                             const MoeTraffic& t) {
+  Dims d = dims(w);
+  if (recomputes_moe_norm(w))  // the pre-MLP norm again: read its input, write its output
+    p.add(memory_cost(cm, "MoE pre-MLP norm (recompute)", 2 * t.routed_tokens * d.h * d.eb));
+  if (recomputes_moe_act(w)) {  // the experts' activation again from fc1's stored output (+ fp8 cast)
+    double local = d.local_experts;
+    double act = (t.mean_expert_tokens * (local - 1) + t.busiest_expert_tokens) * d.fc2_k;
+    p.add(memory_cost(cm, "MoE expert activation (recompute)",
+                      (w.model.mlp == Mlp::swiglu ? 3 : 2) * act * d.eb));
+    if (d.quantize > 0) p.add(memory_cost(cm, "MoE fc2 input quantize (fp8, recompute)", act * d.quantize));
+  }
+}
 
 MoeTraffic moe_traffic(const WorkloadConfig& w, int micro_batch) {
   MoeTraffic t;
@@ -166,6 +181,7 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
     c.layer.recompute = fwd;
   else
     c.layer.recompute = selective_recompute(w, micro_batch, cm, false);  // recompute_modules, MLP aside
+  moe_selective_recompute(c.layer.recompute, w, cm, t);
   return c;
 }
 

@@ -266,6 +266,8 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.training.precision = read_precision(train);
   w.training.recompute = read_recompute(train);
   w.training.recompute_modules = read_recompute_modules(train, w.training.recompute, w.model, w.parallel);
+  w.training.fused_cross_entropy =
+      train.choice_or("cross_entropy", {"unfused", "fused"}, "unfused") == "fused";
   std::string attention = train.choice_or("attention", {"auto", "flash", "unfused"}, "auto");
   w.training.attention_auto = attention == "auto";
   w.training.attention = attention == "flash" ? Attention::flash : Attention::unfused;

@@ -102,10 +102,16 @@ MoeTraffic moe_traffic(const WorkloadConfig& w, int micro_batch) {
   // The busiest rank receives its mean experts' tokens plus the busiest expert's excess: the all-to-all
   // ends when it has, so every rank's share is scaled to it (a uniform all-to-all of that size).
   double rank_load = (d.local_experts - 1 + load) / d.local_experts;
-  if (w.moe.dispatcher == MoeDispatcher::alltoall)
+  if (w.moe.dispatcher == MoeDispatcher::allgather)  // the gathered buffer of all EP ranks' routed tokens
+    t.dispatch_bytes = t.routed_tokens * d.h * d.eb * p.ep;  // (each token once, not x top_k)
+  else if (w.moe.dispatcher == MoeDispatcher::flex && ep_group_nodes(w) > 1)
+    // Each token once per node its experts live on (moe_config.hpp): as a uniform all-to-all over the EP
+    // group, whose cross-node share (nodes - 1) / nodes of it then is the token once per distinct remote
+    // node. The NVLink forwarding inside the destination node is not costed separately (it is faster
+    // than the inter-node hop it follows; a podsim estimate, not measured).
+    t.dispatch_bytes = t.routed_tokens * flex_distinct_nodes(w) * d.h * d.eb * rank_load;
+  else  // all-to-all (and flex inside one node): every token copy
     t.dispatch_bytes = copies * d.h * d.eb * rank_load;
-  else  // the gathered buffer of all EP ranks' routed tokens (each token once, not x top_k)
-    t.dispatch_bytes = t.routed_tokens * d.h * d.eb * p.ep;
   if (p.etp > 1) t.etp_bytes = received * d.h * d.eb * rank_load;
   return t;
 }

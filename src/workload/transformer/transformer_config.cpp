@@ -294,9 +294,8 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
                                  w.parallel.tp, w.parallel.pp, mp, devices));
     w.parallel.dp = auto_data_parallel(w, root.child("training"), static_cast<int>(devices / mp));
   }
-  (void)devices_per_node;
   validate_transformer_workload(w, root, devices);
-  read_moe_section(root, w, devices);
+  read_moe_section(root, w, devices, devices_per_node);
   return w;
 }
 

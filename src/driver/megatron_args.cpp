@@ -206,10 +206,8 @@ void MegatronMapper::moe() {
     set("moe.router", choice("moe-router-score-function", {{"softmax", "softmax"}, {"sigmoid", "sigmoid"}}));
   if (has("moe-token-dispatcher-type")) {
     std::string d = choice("moe-token-dispatcher-type",
-                           {{"alltoall", "alltoall"}, {"allgather", "allgather"}, {"flex", "alltoall"}});
-    if (*args_["moe-token-dispatcher-type"] == "flex")
-      warn("--moe-token-dispatcher-type flex (DeepEP) costed as alltoall");
-    set("moe.dispatcher", d);
+                           {{"alltoall", "alltoall"}, {"allgather", "allgather"}, {"flex", "flex"}});
+    set("moe.dispatcher", d);  // flex: DeepEP / HybridEP's per-node deduplication (moe_config.hpp)
   }
   if (auto cf = number("moe-expert-capacity-factor")) set("moe.capacity_factor", fmt::format("{}", *cf));
   if (has("moe-shared-expert-overlap")) set("moe.overlap", "dispatch");

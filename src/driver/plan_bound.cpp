@@ -152,7 +152,7 @@ double Estimator::serial_tp(const WorkloadConfig& w, const PassCost& pass) {
 double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic& t) {
   const auto& p = w.parallel;
   using network::CollectiveKind;
-  bool a2a = w.moe.dispatcher == workload::MoeDispatcher::alltoall;
+  bool a2a = w.moe.dispatcher != workload::MoeDispatcher::allgather;  // flex: an all-to-all too
   std::vector<int> ep_group, etp_group;
   for (int e = 0; e < p.ep; ++e) ep_group.push_back(e * p.etp);
   for (int r = 0; r < p.etp; ++r) etp_group.push_back(r);

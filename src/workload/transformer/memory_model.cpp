@@ -197,10 +197,12 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     mb.activations = in_flight * layers_per_chunk * stored + (moe_only ? working_moe_only : working);
     double moe_per_chunk = static_cast<double>(stage_moe_layers(w, s)) / virtual_stages;
     mb.activations += in_flight * moe_per_chunk * moe_activation_delta(w, micro_batch, w.training.recompute);
+    if (moe_per_chunk > 0) mb.activations += moe_recompute_working_bytes(w, micro_batch);  // MoE recompute
     if (s == 0) mb.activations += embedding_in_flight(w, micro_batch, in_flight) * embedding_mask;
-    if (s == p.pp - 1)                              // logits and fp32 softmax of the microbatch in flight
-      mb.activations += local_tokens * w.model.vocab / p.tp * (eb + 4 + 4) +
-                        mtp_activation_bytes(w, micro_batch);  // MTP: its last chunk has one in flight
+    if (s == p.pp - 1)  // logits and fp32 softmax of the microbatch in flight (fused: the logits alone)
+      mb.activations +=
+          local_tokens * w.model.vocab / p.tp * (w.training.fused_cross_entropy ? eb : eb + 4 + 4) +
+          mtp_activation_bytes(w, micro_batch);     // MTP: its last chunk has one in flight
     mb.buffers = 2 * 2 * sbh * eb;                  // p2p send and receive buffers, both directions
     mb.buffers += cp_buffer_bytes(w, micro_batch);  // context parallelism: KV blocks in flight
     // ZeRO-3: the other ranks' shards of the units being computed are gathered in; the local shard is

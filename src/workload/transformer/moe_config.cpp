@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "podsim/core/config_choice.hpp"
@@ -103,17 +104,28 @@ void read_expert_parallel(const ConfigNode& par, ParallelConfig& p) {
   p.etp = int_in_or(par, "etp", 1, 1 << 20, 1);
 }
 
-void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices) {
+void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices, int devices_per_node) {
   if (!root.has("moe")) {
     if (w.parallel.ep > 1 || w.parallel.etp > 1)
       root.child("parallel")
           .fail(w.parallel.ep > 1 ? "ep" : "etp",
                 "expert parallelism needs experts: add a moe: section (moe.experts, "
                 "moe.top_k) or set ep: 1 and etp: 1");
+    const RecomputeModules& r = w.training.recompute_modules;
+    if (r.moe_act || r.layernorm)
+      root.child("training")
+          .fail("recompute_modules",
+                fmt::format("recompute module '{}' acts on MoE layers only (Transformer Engine fuses a dense "
+                            "layer's norms into the next linear): add a moe: section or drop it",
+                            r.moe_act ? "moe_act" : "layernorm"));
     return;
   }
   w.moe = read_fields(root.child("moe"), w.model);
   validate_layout(w, root, devices);
+  // The EP group's ranks stride by etp (Megatron-Core's etp -> ep -> edp fold): devices_per_node / etp of
+  // them share a node.
+  if (devices_per_node > 0)
+    w.moe.ep_ranks_per_node = std::clamp(devices_per_node / w.parallel.etp, 1, w.parallel.ep);
 }
 
 }  // namespace podsim::workload

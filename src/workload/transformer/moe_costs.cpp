@@ -4,6 +4,7 @@
 
 #include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
+#include "podsim/workload/transformer/recompute_modules.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
@@ -73,6 +74,20 @@ void grouped(PassCost& p, const ComputeModel& cm, const char* name, const MoeTra
 
 }  // namespace
 
+void moe_selective_recompute(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm,
+                             const MoeTraffic& t) {
+  Dims d = dims(w);
+  if (recomputes_moe_norm(w))  // the pre-MLP norm again: read its input, write its output
+    p.add(memory_cost(cm, "MoE pre-MLP norm (recompute)", 2 * t.routed_tokens * d.h * d.eb));
+  if (recomputes_moe_act(w)) {  // the experts' activation again from fc1's stored output (+ fp8 cast)
+    double local = d.local_experts;
+    double act = (t.mean_expert_tokens * (local - 1) + t.busiest_expert_tokens) * d.fc2_k;
+    p.add(memory_cost(cm, "MoE expert activation (recompute)",
+                      (w.model.mlp == Mlp::swiglu ? 3 : 2) * act * d.eb));
+    if (d.quantize > 0) p.add(memory_cost(cm, "MoE fc2 input quantize (fp8, recompute)", act * d.quantize));
+  }
+}
+
 MoeTraffic moe_traffic(const WorkloadConfig& w, int micro_batch) {
   MoeTraffic t;
   const auto& p = w.parallel;
@@ -89,10 +104,16 @@ MoeTraffic moe_traffic(const WorkloadConfig& w, int micro_batch) {
   // The busiest rank receives its mean experts' tokens plus the busiest expert's excess: the all-to-all
   // ends when it has, so every rank's share is scaled to it (a uniform all-to-all of that size).
   double rank_load = (d.local_experts - 1 + load) / d.local_experts;
-  if (w.moe.dispatcher == MoeDispatcher::alltoall)
+  if (w.moe.dispatcher == MoeDispatcher::allgather)  // the gathered buffer of all EP ranks' routed tokens
+    t.dispatch_bytes = t.routed_tokens * d.h * d.eb * p.ep;  // (each token once, not x top_k)
+  else if (w.moe.dispatcher == MoeDispatcher::flex && ep_group_nodes(w) > 1)
+    // Each token once per node its experts live on (moe_config.hpp): as a uniform all-to-all over the EP
+    // group, whose cross-node share (nodes - 1) / nodes of it then is the token once per distinct remote
+    // node. The NVLink forwarding inside the destination node is not costed separately (it is faster
+    // than the inter-node hop it follows; a podsim estimate, not measured).
+    t.dispatch_bytes = t.routed_tokens * flex_distinct_nodes(w) * d.h * d.eb * rank_load;
+  else  // all-to-all (and flex inside one node): every token copy
     t.dispatch_bytes = copies * d.h * d.eb * rank_load;
-  else  // the gathered buffer of all EP ranks' routed tokens (each token once, not x top_k)
-    t.dispatch_bytes = t.routed_tokens * d.h * d.eb * p.ep;
   if (p.etp > 1) t.etp_bytes = received * d.h * d.eb * rank_load;
   return t;
 }
@@ -167,6 +188,7 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
     c.layer.recompute = fwd;
   else
     c.layer.recompute = selective_recompute(w, micro_batch, cm, false);  // recompute_modules, MLP aside
+  moe_selective_recompute(c.layer.recompute, w, cm, t);
   return c;
 }
 

@@ -78,6 +78,19 @@ double moe_active_params(const WorkloadConfig& w) {
   return dense + moe_layer_count(w) * delta;
 }
 
+double ep_group_nodes(const WorkloadConfig& w) {
+  int g = w.moe.ep_ranks_per_node > 0 ? w.moe.ep_ranks_per_node : w.parallel.ep;
+  return std::max(1.0, static_cast<double>(w.parallel.ep) / g);
+}
+
+double flex_distinct_nodes(const WorkloadConfig& w) {
+  double nodes = ep_group_nodes(w), e = static_cast<double>(w.moe.experts);
+  if (nodes <= 1) return 1;
+  double per_node = e / nodes, miss = 1;  // P(none of the k experts on a given node)
+  for (long long i = 0; i < w.moe.top_k; ++i) miss *= std::max(0.0, (e - per_node - i) / (e - i));
+  return nodes * (1 - miss);
+}
+
 double busiest_expert_load(const MoeConfig& moe) {
   return moe.dropless() ? moe.imbalance : std::min(moe.imbalance, moe.capacity_factor);
 }

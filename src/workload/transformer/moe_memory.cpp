@@ -5,6 +5,7 @@
 #include "podsim/workload/transformer/pipeline_layout.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
+#include "podsim/workload/transformer/recompute_modules.hpp"
 
 namespace podsim::workload {
 
@@ -49,6 +50,26 @@ double moe_stage_params_delta(const WorkloadConfig& w, int stage) {
   return stage_moe_layers(w, stage) * (moe_dense_delta_per_layer(w) + expert_params_per_layer(w));
 }
 
+double moe_act_freed_bytes(const WorkloadConfig& w, int micro_batch) {
+  if (!recomputes_moe_act(w)) return 0;
+  MoeTraffic x = moe_traffic(w, micro_batch);
+  double local = static_cast<double>(w.moe.experts) / w.parallel.ep;
+  double received = x.mean_expert_tokens * (local - 1) + x.busiest_expert_tokens;
+  double gemm_in = is_fp8_family(w.training.precision) ? topology::bytes_per_element(w.training.precision)
+                                                       : activation_bytes(w.training);
+  return received * gemm_in * static_cast<double>(w.moe.ffn_hidden) / w.parallel.etp;
+}
+
+double moe_norm_freed_bytes(const WorkloadConfig& w, int micro_batch) {
+  if (!recomputes_moe_norm(w)) return 0;
+  return moe_traffic(w, micro_batch).routed_tokens * w.model.hidden * activation_bytes(w.training);
+}
+
+double moe_recompute_working_bytes(const WorkloadConfig& w, int micro_batch) {
+  // The layer whose backward runs holds what its recompute rebuilt, once (as recompute_working_bytes).
+  return moe_act_freed_bytes(w, micro_batch) + moe_norm_freed_bytes(w, micro_batch);
+}
+
 double moe_activation_delta(const WorkloadConfig& w, int micro_batch, Recompute recompute) {
   if (!w.moe.enabled() || recompute == Recompute::full) return 0;
   const auto& m = w.model;
@@ -70,8 +91,14 @@ double moe_activation_delta(const WorkloadConfig& w, int micro_batch, Recompute 
   double received = x.mean_expert_tokens * (local - 1) + x.busiest_expert_tokens;
   double fe = static_cast<double>(w.moe.ffn_hidden) / p.etp;
   double experts = received * (h * gemm_in + ab * swiglu * fe + gemm_in * fe);  // fc1 in, act in, fc2 in
+  bool selective = recompute == Recompute::selective;
+  if (selective)
+    experts -= moe_act_freed_bytes(w, micro_batch);  // recompute_modules moe_act: fc2's input is rebuilt
   double unpermute = x.routed_tokens * w.moe.top_k * h * ab;       // expert outputs, for the weighted sum
   double router = x.routed_tokens * (h * ab + w.moe.experts * 4);  // router input and fp32 probabilities
+  if (selective)
+    router -=
+        moe_norm_freed_bytes(w, micro_batch);  // recompute_modules layernorm: the norm output is rebuilt
   double fs = static_cast<double>(w.moe.shared_experts * w.moe.shared_ffn_hidden) / t;
   double shared =
       w.moe.shared_experts > 0 ? sb * h * gemm_in / t + sb * (ab * swiglu * fs + gemm_in * fs) : 0;

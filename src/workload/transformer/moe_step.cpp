@@ -56,7 +56,7 @@ std::vector<std::vector<int>> StepBuilder::expert_groups(int s, int which) const
 int StepBuilder::ep_plan(int stage, double layers, double pairs) {
   if (layers <= 0) return -1;
   const MoeTraffic& t = moe_->traffic;
-  bool a2a = w_.moe.dispatcher == MoeDispatcher::alltoall;
+  bool a2a = w_.moe.dispatcher != MoeDispatcher::allgather;  // flex: an all-to-all of deduplicated bytes
   // One dispatch + combine: all-to-all there and back, or all-gather and reduce-scatter.
   std::vector<plan::CommPlan> steps;
   auto over = [&](int which, CollectiveKind kind, double bytes) {
@@ -166,7 +166,7 @@ std::string StepBuilder::moe_note() const {
       "auxiliary loss",
       moe_total_params(w_) / 1e9, moe_active_params(w_) / 1e9, moe_layer_count(w_), w_.model.layers,
       w_.moe.experts, w_.moe.top_k, p.ep, p.etp, expert_data_parallel(p),
-      w_.moe.dispatcher == MoeDispatcher::alltoall ? "all-to-all" : "all-gather", t.dispatch_bytes / 1e6,
+      w_.moe.dispatcher != MoeDispatcher::allgather ? "all-to-all" : "all-gather", t.dispatch_bytes / 1e6,
       t.busiest_expert_tokens, w_.moe.imbalance,
       w_.moe.dropless() ? std::string("dropless")
                         : fmt::format("capacity factor {:.3g}, {:.3g}% of token copies dropped",

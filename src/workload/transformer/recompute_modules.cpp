@@ -15,7 +15,7 @@ namespace {
 // Megatron-Core's choices (TransformerConfig.recompute_modules docstring).
 const std::vector<std::string> kMegatronModules = {"core_attn", "moe_act", "layernorm",     "mla_up_proj",
                                                    "mlp",       "moe",     "shared_experts"};
-const std::vector<std::string> kModelled = {"core_attn", "mla_up_proj", "mlp"};
+const std::vector<std::string> kModelled = {"core_attn", "mla_up_proj", "mlp", "moe_act", "layernorm"};
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   for (const auto& e : v)
@@ -33,6 +33,8 @@ void set_module(RecomputeModules& r, const std::string& name) {
   if (name == "core_attn") r.core_attn = true;
   if (name == "mla_up_proj") r.mla_up_proj = true;
   if (name == "mlp") r.mlp = true;
+  if (name == "moe_act") r.moe_act = true;
+  if (name == "layernorm") r.layernorm = true;
 }
 
 }  // namespace
@@ -85,6 +87,16 @@ bool recomputes_mla_up_proj(const WorkloadConfig& w) {
 
 bool recomputes_dense_mlp(const WorkloadConfig& w) {
   return w.training.recompute == Recompute::selective && w.training.recompute_modules.mlp;
+}
+
+bool recomputes_moe_act(const WorkloadConfig& w) {
+  return w.training.recompute == Recompute::selective && w.training.recompute_modules.moe_act &&
+         w.moe.enabled();
+}
+
+bool recomputes_moe_norm(const WorkloadConfig& w) {
+  return w.training.recompute == Recompute::selective && w.training.recompute_modules.layernorm &&
+         w.moe.enabled();
 }
 
 double selective_recompute_flops_delta(const WorkloadConfig& w, double global_batch, long long moe_layers) {

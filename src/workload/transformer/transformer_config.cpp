@@ -270,6 +270,8 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.training.precision = read_precision(train);
   w.training.recompute = read_recompute(train);
   w.training.recompute_modules = read_recompute_modules(train, w.training.recompute, w.model, w.parallel);
+  w.training.fused_cross_entropy =
+      train.choice_or("cross_entropy", {"unfused", "fused"}, "unfused") == "fused";
   std::string attention = train.choice_or("attention", {"auto", "flash", "unfused"}, "auto");
   w.training.attention_auto = attention == "auto";
   w.training.attention = attention == "flash" ? Attention::flash : Attention::unfused;
@@ -296,9 +298,8 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
                                  w.parallel.tp, w.parallel.pp, mp, devices));
     w.parallel.dp = auto_data_parallel(w, root.child("training"), static_cast<int>(devices / mp));
   }
-  (void)devices_per_node;
   validate_transformer_workload(w, root, devices);
-  read_moe_section(root, w, devices);
+  read_moe_section(root, w, devices, devices_per_node);
   return w;
 }
 

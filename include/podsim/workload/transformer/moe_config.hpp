@@ -20,10 +20,16 @@ enum class MoeRouter { softmax, sigmoid };
 inline constexpr auto kMoeRouterNames =
     name_table<MoeRouter>({{MoeRouter::softmax, "softmax"}, {MoeRouter::sigmoid, "sigmoid"}});
 // Megatron-Core's token dispatchers: all-to-all over the EP group, or all-gather of every EP rank's tokens
-// (each rank keeps those its local experts need) with a reduce-scatter to combine.
-enum class MoeDispatcher { alltoall, allgather };
-inline constexpr auto kMoeDispatcherNames = name_table<MoeDispatcher>(
-    {{MoeDispatcher::alltoall, "alltoall"}, {MoeDispatcher::allgather, "allgather"}});
+// (each rank keeps those its local experts need) with a reduce-scatter to combine, or the flex dispatcher
+// (moe_token_dispatcher_type "flex" with the DeepEP or HybridEP backend): a token bound for several
+// experts on one remote node crosses the inter-node network once and is forwarded inside that node over
+// NVLink (and its combine is reduced there before it returns), so the inter-node bytes follow the
+// distinct nodes a token's top-k experts live on, not top_k (moe_math.hpp flex_distinct_nodes).
+enum class MoeDispatcher { alltoall, allgather, flex };
+inline constexpr auto kMoeDispatcherNames =
+    name_table<MoeDispatcher>({{MoeDispatcher::alltoall, "alltoall"},
+                               {MoeDispatcher::allgather, "allgather"},
+                               {MoeDispatcher::flex, "flex"}});
 // dispatch: the dispatch / combine communication runs beside the shared experts' compute
 // (Megatron-Core moe_shared_expert_overlap); none: serially.
 enum class MoeOverlap { none, dispatch };
@@ -49,6 +55,9 @@ struct MoeConfig {
   // run ahead of the CPU there: a block whose kernels and dispatch take less device time than this waits for
   // the host.
   double host_forward_s = 0, host_backward_s = 0;
+  // EP ranks of one EP group that share a node (devices per node / etp, at most ep; 0 = unknown, taken
+  // as the whole group): set by read_moe_section from the topology, used by the flex dispatcher.
+  int ep_ranks_per_node = 0;
 
   bool enabled() const { return experts > 0; }
   bool dropless() const { return capacity_factor <= 0; }
@@ -59,6 +68,6 @@ struct MoeConfig {
 void read_expert_parallel(const ConfigNode& par, ParallelConfig& p);
 // The `moe:` section (absent: w.moe stays disabled), its defaults from the model section, and every rule
 // tying it to the model and the parallel layout: InputError at the key that breaks one.
-void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices);
+void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices, int devices_per_node = 0);
 
 }  // namespace podsim::workload

@@ -39,4 +39,10 @@ struct MoeLayerCosts {
 MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const calibration::ComputeModel& cm,
                               const LayerCosts& dense);
 
+// What training.recompute_modules moe_act / layernorm add to one MoE layer's recompute pass `p`: the
+// experts' activation function over the received token copies (and its fp8 cast), the pre-MLP norm over
+// the routed tokens; both memory-bound element-wise kernels (recompute_modules.hpp).
+void moe_selective_recompute(PassCost& p, const WorkloadConfig& w, const calibration::ComputeModel& cm,
+                             const MoeTraffic& t);
+
 }  // namespace podsim::workload

@@ -26,5 +26,12 @@ double moe_stage_params_delta(const WorkloadConfig& w, int stage);
 // GEMM inputs and the router probabilities in place of the dense MLP's tensors). 0 with full
 // recomputation (only the layer input is kept).
 double moe_activation_delta(const WorkloadConfig& w, int micro_batch, Recompute recompute);
+// Bytes one MoE layer does not store under training.recompute_modules (recompute_modules.hpp): moe_act
+// frees fc2's input (received token copies x ffn_hidden/etp, at the GEMM-input width), layernorm the
+// pre-MLP norm's output (routed tokens x hidden, activation width). 0 when the module is not recomputed.
+double moe_act_freed_bytes(const WorkloadConfig& w, int micro_batch);
+double moe_norm_freed_bytes(const WorkloadConfig& w, int micro_batch);
+// What the backward of one MoE layer holds again once its recompute has rebuilt them (their sum).
+double moe_recompute_working_bytes(const WorkloadConfig& w, int micro_batch);
 
 }  // namespace podsim::workload

@@ -14,7 +14,17 @@
 //     an MoELayer, so MoE layers are unaffected), normal checkpointing of its input. With Transformer
 //     Engine's fused layernorm-linear the pre-MLP norm is inside the MLP, so the checkpoint input is the
 //     norm's input, already counted: the MLP's fc1 input, activation input and fc2 input are freed.
-// The others are rejected with a clear error until they are modelled.
+//   - moe_act: the routed experts' activation function is rerun (TEGroupedMLP / GroupedMLP wrap it in
+//     tensor_parallel.CheckpointWithoutOutput when "moe_act" is in the list): its output, fc2's input,
+//     is freed after fc2 has consumed it and rebuilt in the backward from fc1's output, which is stored
+//     anyway. MoE layers only (a `moe:` section is required).
+//   - layernorm: the norms that are separate modules are rerun (TransformerLayer recompute_input_layernorm
+//     / recompute_pre_mlp_layernorm, CheckpointWithoutOutput; an IdentityOp norm is skipped). Under
+//     Transformer Engine's layer spec the attention norm is fused into the QKV linear (IdentityOp), and so
+//     is a dense layer's pre-MLP norm; a MoE layer's pre-MLP norm is a separate TENorm (the router and the
+//     dispatcher both read its output). So: the MoE layers' pre-MLP norm output (the router's and the
+//     dispatcher's input) is freed and rebuilt; its input, the residual, is stored anyway. MoE layers only.
+// The others (moe, shared_experts) are rejected with a clear error until they are modelled.
 #pragma once
 
 #include "podsim/core/config_node.hpp"
@@ -33,6 +43,8 @@ RecomputeModules read_recompute_modules(const ConfigNode& train, Recompute recom
 bool recomputes_core_attention(const WorkloadConfig& w);
 bool recomputes_mla_up_proj(const WorkloadConfig& w);
 bool recomputes_dense_mlp(const WorkloadConfig& w);
+bool recomputes_moe_act(const WorkloadConfig& w);   // moe_act on a model with a moe: section
+bool recomputes_moe_norm(const WorkloadConfig& w);  // layernorm on a model with a moe: section
 
 // FLOPs per step the selective recomputation runs beyond the attention core of every layer (what
 // hardware_flops counts for selective): + the recomputed MLA up-projections and dense MLPs, - the attention

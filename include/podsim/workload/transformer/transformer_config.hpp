@@ -123,6 +123,7 @@ inline constexpr auto kAttentionNames =
 // Megatron-Core's selective recomputation redoes. The default is its default, ["core_attn"].
 struct RecomputeModules {
   bool core_attn = true, mla_up_proj = false, mlp = false;
+  bool moe_act = false, layernorm = false;  // MoE layers only (recompute_modules.hpp)
 };
 
 struct TrainingConfig {
@@ -132,7 +133,11 @@ struct TrainingConfig {
   topology::Precision precision = topology::Precision::bf16;
   Recompute recompute = Recompute::none;
   RecomputeModules recompute_modules;  // meaningful with recompute: selective
-  double grad_reduce_bytes = 2;        // bytes per gradient element in the data-parallel reduction
+  // training.cross_entropy: fused = Transformer Engine's parallel_cross_entropy (Megatron-Core
+  // cross_entropy_loss_fusion, cross_entropy_fusion_impl te): the backward keeps only the 16-bit logits
+  // (it writes the gradient into them); unfused (default) keeps them plus the fp32 softmax.
+  bool fused_cross_entropy = false;
+  double grad_reduce_bytes = 2;  // bytes per gradient element in the data-parallel reduction
   GradAccumulation grad_accumulation = GradAccumulation::fp32;
   double main_grad_bytes = 4;  // bytes per gradient element held for accumulation
   Attention attention = Attention::unfused;

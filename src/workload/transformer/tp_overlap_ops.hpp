@@ -23,8 +23,9 @@ Userbuffers userbuffers_of(const WorkloadConfig& w);
 OpCost ub_gemm(const calibration::ComputeModel& cm, const char* name, const Userbuffers& ub, UbGemm g,
                double m, double n, double k);
 
-// The collective of `bytes` that GEMM `g` (of `gemm_seconds`) overlaps; `gathers`: an all-gather before
-// the GEMM (else a reduce-scatter after it), which sets what the chunking exposes.
+// The collective of `bytes` that GEMM `g` (of `gemm_seconds`) overlaps: an all-gather before the GEMM or a
+// reduce-scatter after it (`kind`), which with g's method sets what the chunking exposes; `mlp`: it belongs
+// to the MLP half (an MoE layer replaces it).
 TpCollective ub_collective(network::CollectiveKind kind, double bytes, double gemm_seconds,
                            const Userbuffers& ub, UbGemm g, bool mlp);
 

@@ -52,14 +52,7 @@ WorkloadConfig config(Overrides extra = {}) {
 }
 
 calibration::ComputeModel compute_model(const topology::Topology& topo) {
-  calibration::DeviceRates r;
-  r.peak_flops = topo.device.peak(topology::Precision::fp8);
-  r.hbm_bandwidth = topo.device.hbm_bandwidth;
-  r.sm_count = topo.device.sm_count;
-  r.element_bytes = 1;
-  r.format = "fp8";
-  r.attention_peak_flops = topo.device.peak(topology::Precision::bf16);
-  return calibration::ComputeModel(topo.device_profile, r);
+  return calibration::ComputeModel(topo.device_profile, device_rates(topo.device, topology::Precision::fp8));
 }
 
 const OpCost* op(const PassCost& p, const std::string& name) {
@@ -186,5 +179,36 @@ TEST(Userbuffers, BadInputIsAClearError) {
   EXPECT_NE(error_of([] {
               config({{"parallel.tp_overlap_gemms.proj_fprop.aggregate", "true"}});
             }).find("ring_exchange only"),
+            std::string::npos);
+}
+
+TEST(Userbuffers, RunOnlyWithTensorAndSequenceParallelismOnAHopperOrNewerDevice) {
+  auto h = h100().device;
+  auto a100 = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1"}}).device;
+  ParallelConfig p;
+  p.tp = 4;
+  p.sequence_parallel = true;
+  p.tp_overlap = true;
+  EXPECT_TRUE(tp_overlap_in_effect(p, h));
+  EXPECT_FALSE(tp_overlap_in_effect(p, a100));  // no fp8 tensor cores: no userbuffers
+  ParallelConfig off = p;
+  off.tp_overlap = false;
+  EXPECT_FALSE(tp_overlap_in_effect(off, h));
+  ParallelConfig tp1 = p;
+  tp1.tp = 1;  // nothing to overlap
+  EXPECT_FALSE(tp_overlap_in_effect(tp1, h));
+  ParallelConfig no_sp = p;
+  no_sp.sequence_parallel = false;  // userbuffers overlap the sequence-parallel collectives only
+  EXPECT_FALSE(tp_overlap_in_effect(no_sp, h));
+}
+
+TEST(Userbuffers, TheGemmNamesInAnErrorAreTransformerEnginesTen) {
+  std::string e = error_of([] { config({{"parallel.tp_overlap_gemms.qkv.method", "bulk"}}); });
+  for (const char* name : {"qkv_fprop", "proj_fprop", "fc1_fprop", "fc2_fprop", "qkv_dgrad", "qkv_wgrad",
+                           "fc1_dgrad", "fc1_wgrad", "proj_dgrad", "fc2_dgrad"})
+    EXPECT_NE(e.find(name), std::string::npos) << name;
+  EXPECT_NE(error_of([] {
+              config({{"parallel.tp_overlap_gemms.fc2_fprop.method", "bulk"}});
+            }).find("is not one of: ring_exchange, pipeline"),
             std::string::npos);
 }

@@ -32,22 +32,10 @@ int microbatches(const WorkloadConfig& w) {
 }
 
 // The rates the step builder gives its compute model (StepBuilder::describe).
-calibration::DeviceRates rates_for(const topology::Topology& topo, const WorkloadConfig& w) {
-  calibration::DeviceRates rates;
-  rates.peak_flops = topo.device.peak(w.training.precision);
-  rates.hbm_bandwidth = topo.device.hbm_bandwidth;
-  rates.sm_count = topo.device.sm_count;
-  rates.element_bytes = workload::element_bytes(w.training.precision);
-  rates.format = topology::to_string(w.training.precision);
-  if (topology::bytes_per_element(w.training.precision) < 2)
-    rates.attention_peak_flops = topo.device.peak(topology::Precision::bf16);
-  return rates;
-}
-
 }  // namespace
 
 const calibration::ComputeModel& Estimator::compute_model(const WorkloadConfig& w) {
-  if (!cm_) cm_.emplace(topo_.device_profile, rates_for(topo_, w));
+  if (!cm_) cm_.emplace(topo_.device_profile, workload::device_rates(topo_.device, w.training.precision));
   return *cm_;
 }
 
@@ -172,7 +160,7 @@ double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic
 CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
   // The kernels as the step builder costs them: userbuffers only where the device has them.
   WorkloadConfig w = given;
-  w.parallel.tp_overlap = w.parallel.tp_overlap && workload::userbuffers_supported(topo_.device);
+  w.parallel.tp_overlap = workload::tp_overlap_in_effect(w.parallel, topo_.device);
   CandidateEstimate e;
   e.memory_bytes = memory(w);
   e.fits = e.memory_bytes <= topo_.device.hbm_bytes;

@@ -330,6 +330,17 @@ double element_bytes(topology::Precision p) {
   return topology::bytes_per_element(p);
 }
 
+calibration::DeviceRates device_rates(const topology::DeviceSpec& device, topology::Precision precision) {
+  calibration::DeviceRates rates;
+  rates.peak_flops = device.peak(precision);
+  rates.hbm_bandwidth = device.hbm_bandwidth;
+  rates.sm_count = device.sm_count;
+  rates.element_bytes = element_bytes(precision);
+  rates.format = topology::to_string(precision);
+  if (topology::bytes_per_element(precision) < 2) rates.attention_peak_flops = device.peak(topology::Precision::bf16);
+  return rates;
+}
+
 void PassCost::add(OpCost op) {
   seconds += op.seconds;
   flops += op.flops;

@@ -21,8 +21,7 @@ StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w
     : topo_(topo), w_(w), mb_(micro_batch), v_(virtual_stages) {
   layout_ =
       ParallelLayout{.tp = w.parallel.tp, .pp = w.parallel.pp, .dp = w.parallel.dp, .cp = w.parallel.cp};
-  tp_overlap_ = w.parallel.tp_overlap && w.parallel.tp > 1 && w.parallel.sequence_parallel &&
-                userbuffers_supported(topo.device);
+  tp_overlap_ = tp_overlap_in_effect(w.parallel, topo.device);
   p_ = w.parallel.pp;
   m_ = static_cast<int>(w.training.global_batch / (static_cast<long long>(w.parallel.dp) * micro_batch));
   // Every layer is simulated: the stages' chunks hold all of them, and only the interleaved schedule
@@ -54,15 +53,7 @@ StepPlan StepBuilder::describe() {
     bool fp32 = topology::bytes_per_element(w_.training.precision) >= 4;
     plan.model_state_bytes = moe_total_params(w_) * (fp32 ? 4 + 8 : 2 + 12);  // dense: total_params
   }
-  calibration::DeviceRates rates;
-  rates.peak_flops = topo_.device.peak(w_.training.precision);
-  rates.hbm_bandwidth = topo_.device.hbm_bandwidth;
-  rates.sm_count = topo_.device.sm_count;
-  rates.element_bytes = element_bytes(w_.training.precision);
-  rates.format = topology::to_string(w_.training.precision);
-  // Attention stays in 16 bits under the fp8 formats (NeMo: fp8_dot_product_attention off by default).
-  if (topology::bytes_per_element(w_.training.precision) < 2)
-    rates.attention_peak_flops = topo_.device.peak(topology::Precision::bf16);
+  calibration::DeviceRates rates = device_rates(topo_.device, w_.training.precision);
   cm_.emplace(topo_.device_profile, rates);
   plan.peak_flops = rates.peak_flops;
   WorkloadConfig costed = w_;  // the kernels as they run: no userbuffers where the device has none

@@ -4,8 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "podsim/core/config_choice.hpp"
 #include "podsim/core/names.hpp"
 #include "podsim/workload/transformer/tp_overlap.hpp"
+#include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -29,12 +31,6 @@ bool is_bulk_gemm(UbGemm g) {
   return g == UbGemm::qkv_dgrad || g == UbGemm::qkv_wgrad || g == UbGemm::fc1_dgrad || g == UbGemm::fc1_wgrad;
 }
 
-std::string gemm_names() {
-  std::string out;
-  for (int i = 0; i < kUbGemms; ++i) out += (i ? ", " : "") + std::string(to_string(static_cast<UbGemm>(i)));
-  return out;
-}
-
 // TE's defaults for a method (get_default_config): ring_exchange 1 SM (its copies run on the copy
 // engines), pipeline and bulk 16 SMs with an SM margin, pipeline 4 splits.
 UbOverlap method_default(UbMethod m) {
@@ -47,12 +43,10 @@ UbOverlap method_default(UbMethod m) {
 }
 
 void read_one(const ConfigNode& node, UbGemm g, UbOverlap& o) {
-  std::vector<std::string> valid = is_bulk_gemm(g) ? std::vector<std::string>{"bulk"}
-                                                   : std::vector<std::string>{"ring_exchange", "pipeline"};
-  std::string method = node.choice_or("method", valid, kUbMethodNames.name(o.method));
-  UbMethod chosen = method == "pipeline" ? UbMethod::pipeline
-                    : method == "bulk"   ? UbMethod::bulk
-                                         : UbMethod::ring_exchange;
+  UbMethod chosen = is_bulk_gemm(g)
+                        ? choice_or(node, "method", kUbMethodNames, {UbMethod::bulk}, o.method)
+                        : choice_or(node, "method", kUbMethodNames, {UbMethod::ring_exchange, UbMethod::pipeline},
+                                    o.method);
   if (chosen != o.method) o = method_default(chosen);  // the other fields start from TE's defaults
   o.num_sm = static_cast<int>(node.integer_in_or("num_sm", 1, 1024, o.num_sm));
   if (o.method == UbMethod::pipeline)
@@ -91,21 +85,21 @@ TpOverlapGemms read_tp_overlap_gemms(const ConfigNode& par) {
   auto node = par.optional_child("tp_overlap_gemms");
   if (!node) return c;
   for (const std::string& key : node->keys()) {
-    bool known = false;
-    for (int i = 0; i < kUbGemms; ++i)
-      if (key == to_string(static_cast<UbGemm>(i))) {
-        read_one(node->child(key), static_cast<UbGemm>(i), c.gemm[i]);
-        known = true;
-      }
-    if (!known)
+    auto g = kUbGemmNames.parse(key);
+    if (!g)
       node->fail(key, fmt::format("unknown GEMM '{}' (Transformer Engine's userbuffers names: {})", key,
-                                  gemm_names()));
+                                  kUbGemmNames.valid_list()));
+    read_one(node->child(key), *g, c[*g]);
   }
   return c;
 }
 
 bool userbuffers_supported(const topology::DeviceSpec& device) {
   return device.peak_flops.count(topology::Precision::fp8) > 0;
+}
+
+bool tp_overlap_in_effect(const ParallelConfig& p, const topology::DeviceSpec& device) {
+  return p.tp_overlap && p.tp > 1 && p.sequence_parallel && userbuffers_supported(device);
 }
 
 }  // namespace podsim::workload

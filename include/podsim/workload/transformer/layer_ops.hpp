@@ -86,4 +86,9 @@ PassCost optimizer_cost(double params, const calibration::ComputeModel& cm);
 
 double element_bytes(topology::Precision p);
 
+// What a device runs the layer kernels at under a training precision: that format's peak and operand size,
+// with the fused attention in 16 bits under the fp8 formats (NeMo / Megatron-Core keep
+// fp8_dot_product_attention off by default). The step builder, the plan bound and the tests cost with it.
+calibration::DeviceRates device_rates(const topology::DeviceSpec& device, topology::Precision precision);
+
 }  // namespace podsim::workload

@@ -25,6 +25,8 @@
 
 namespace podsim::workload {
 
+struct ParallelConfig;
+
 enum class UbMethod { ring_exchange, pipeline, bulk };
 
 // The ten GEMMs Transformer Engine names (the row-parallel layers' wgrads, proj_wgrad and fc2_wgrad, move
@@ -70,5 +72,10 @@ TpOverlapGemms read_tp_overlap_gemms(const ConfigNode& par);
 // the topology says the architecture, Hopper or newer is recognised by an fp8 tensor-core peak, which the
 // presets give exactly to H100, H200 and newer GPUs.
 bool userbuffers_supported(const topology::DeviceSpec& device);
+
+// Whether the userbuffers overlap runs: asked for (parallel.tp_overlap), with tp > 1 and sequence
+// parallelism (what it overlaps), on a device that has it. The step builder and the plan bound cost the
+// kernels with this, so the two never disagree.
+bool tp_overlap_in_effect(const ParallelConfig& p, const topology::DeviceSpec& device);
 
 }  // namespace podsim::workload

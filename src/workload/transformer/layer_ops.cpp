@@ -337,7 +337,8 @@ calibration::DeviceRates device_rates(const topology::DeviceSpec& device, topolo
   rates.sm_count = device.sm_count;
   rates.element_bytes = element_bytes(precision);
   rates.format = topology::to_string(precision);
-  if (topology::bytes_per_element(precision) < 2) rates.attention_peak_flops = device.peak(topology::Precision::bf16);
+  if (topology::bytes_per_element(precision) < 2)
+    rates.attention_peak_flops = device.peak(topology::Precision::bf16);
   return rates;
 }
 

@@ -12,10 +12,6 @@
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload::megatron {
-namespace {
-
-}  // namespace
-
 StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
                          int virtual_stages)
     : topo_(topo), w_(w), mb_(micro_batch), v_(virtual_stages) {
@@ -95,7 +91,7 @@ StepPlan StepBuilder::build() {
   // Per microbatch and chunk: the forward and backward passes, their pipeline calls, and three tasks for
   // each overlapped transfer (tp_overlap: 4 collectives per layer pass; ring attention: one per pass).
   double layer_passes = 2 + (w_.training.recompute == Recompute::full ? 1 : 0);
-  double overlaps = (w_.parallel.tp_overlap ? 4 * layer_passes : 0) + (layout_.cp > 1 ? 3 : 0);
+  double overlaps = (tp_overlap_ ? 4 * layer_passes : 0) + (layout_.cp > 1 ? 3 : 0);
   double estimate = (6.0 + 3 * overlaps) * p_ * m_ * v_;
   if (estimate > kMaxTasks)
     throw InputError(fmt::format(

@@ -43,10 +43,9 @@ UbOverlap method_default(UbMethod m) {
 }
 
 void read_one(const ConfigNode& node, UbGemm g, UbOverlap& o) {
-  UbMethod chosen = is_bulk_gemm(g)
-                        ? choice_or(node, "method", kUbMethodNames, {UbMethod::bulk}, o.method)
-                        : choice_or(node, "method", kUbMethodNames, {UbMethod::ring_exchange, UbMethod::pipeline},
-                                    o.method);
+  UbMethod chosen = is_bulk_gemm(g) ? choice_or(node, "method", kUbMethodNames, {UbMethod::bulk}, o.method)
+                                    : choice_or(node, "method", kUbMethodNames,
+                                                {UbMethod::ring_exchange, UbMethod::pipeline}, o.method);
   if (chosen != o.method) o = method_default(chosen);  // the other fields start from TE's defaults
   o.num_sm = static_cast<int>(node.integer_in_or("num_sm", 1, 1024, o.num_sm));
   if (o.method == UbMethod::pipeline)

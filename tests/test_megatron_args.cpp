@@ -89,6 +89,9 @@ TEST(MegatronArgs, ParallelLayoutAndVirtualStages) {
        {"workload.moe.experts=64", "workload.moe.top_k=2", "workload.moe.ffn_hidden=1408",
         "workload.moe.first_dense_layers=1", "workload.moe.router=sigmoid", "workload.parallel.ep=8"})
     EXPECT_TRUE(has_set(moe, s)) << s << "\n" << joined(moe.sets);
+  auto combined = driver::parse_megatron_args("--num-experts 8 --overlap-moe-expert-parallel-comm", "cmd");
+  EXPECT_TRUE(has_set(combined, "workload.moe.overlap=combined_1f1b")) << joined(combined.sets);
+  EXPECT_TRUE(combined.warnings.empty()) << joined(combined.warnings);
 }
 
 // DeepSeek-V3's 61 layers over pp 8 x vp 4 as NVIDIA's recipe lays them out: the layout string reaches

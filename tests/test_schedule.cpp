@@ -129,3 +129,82 @@ TEST(Schedule, ChunksNeedTheInterleavedSchedule) {
     for (const auto& [chunk, n] : per_chunk) EXPECT_EQ(n, 2 * 8) << "chunk " << chunk;
   }
 }
+
+// Combined 1F1B (moe.overlap: combined_1f1b): one more warm-up forward than the interleaved schedule, then
+// each steady-state forward marked and followed at once by a backward of an earlier microbatch; every
+// microbatch still runs forward then backward on every chunk, sends and receives match, and the programs
+// replay without a deadlock. Without a pipeline: F0, (F1 B0), (F2 B1), ..., B(m-1).
+TEST(Schedule, CombinedOneFOneBPairsEachSteadyForwardWithTheNextBackward) {
+  const std::vector<Shape> shapes = {{Schedule::interleaved, 4, 8, 2},
+                                     {Schedule::interleaved, 8, 16, 4},
+                                     {Schedule::interleaved, 2, 6, 3},
+                                     {Schedule::interleaved, 4, 4, 2}};
+  for (const auto& sh : shapes) {
+    auto plain = build_schedule(sh.schedule, sh.p, sh.m, sh.v);
+    auto combined = build_schedule(sh.schedule, sh.p, sh.m, sh.v, true);
+    auto plain_peak = peak_in_flight(plain), combined_peak = peak_in_flight(combined);
+    int total = sh.m * sh.v;
+    std::map<std::tuple<int, int, bool>, int> balance;
+    for (int s = 0; s < sh.p; ++s) {
+      const auto& prog = combined[s];
+      std::map<std::pair<int, int>, int> state;
+      int warmup = 0, pairs = 0;
+      bool steady = false;
+      for (size_t i = 0; i < prog.size(); ++i) {
+        const auto& step = prog[i];
+        for (const auto& op : step.p2p) {
+          int peer = op.next ? (s + 1) % sh.p : (s - 1 + sh.p) % sh.p;
+          balance[{op.send ? s : peer, op.send ? peer : s, op.activation}] += op.send ? 1 : -1;
+        }
+        if (!step.compute) continue;
+        auto& st = state[{step.microbatch, step.chunk}];
+        EXPECT_EQ(st, step.pass == Pass::forward ? 0 : 1) << "stage " << s << " step " << i;
+        st = step.pass == Pass::forward ? 1 : 2;
+        if (step.pass == Pass::backward) steady = true;
+        if (!steady && !step.combined_with_next) ++warmup;
+        if (!step.combined_with_next) continue;
+        ++pairs;
+        EXPECT_EQ(step.pass, Pass::forward);
+        ASSERT_LT(i + 1, prog.size());
+        EXPECT_TRUE(prog[i + 1].compute && prog[i + 1].pass == Pass::backward) << "stage " << s;
+      }
+      for (const auto& [key, st] : state) EXPECT_EQ(st, 2);
+      int plain_warmup = sh.m == sh.p ? total : (sh.p - s - 1) * 2 + (sh.v - 1) * sh.p;
+      int expected_warmup = std::min(plain_warmup + 1, total);
+      EXPECT_EQ(warmup, expected_warmup) << "stage " << s;
+      EXPECT_EQ(pairs, total - expected_warmup) << "stage " << s;
+      EXPECT_EQ(combined_peak[s], std::min(plain_peak[s] + 1, total)) << "stage " << s;
+    }
+    for (const auto& [ch, b] : balance) EXPECT_EQ(b, 0);
+    TaskGraph g;
+    g.stages = sh.p;
+    std::vector<int> streams;
+    for (int s = 0; s < sh.p; ++s) streams.push_back(g.add_stream("stage", s, s));
+    PipelineCallbacks cb;
+    cb.compute = [&](int s, const StageStep&, bool) {
+      Task t;
+      t.stream = streams[s];
+      t.stage = s;
+      t.compute_seconds = 1;
+      g.add_task(std::move(t));
+    };
+    cb.transfer_plan = [](int, int) { return -1; };
+    assemble_pipeline(g, combined, streams, cb);
+    EXPECT_NO_THROW(g.topological_order());
+  }
+  auto alone = build_schedule(Schedule::none, 1, 4, 1, true)[0];
+  std::vector<std::tuple<Pass, int, bool>> order;
+  for (const auto& step : alone) order.push_back({step.pass, step.microbatch, step.combined_with_next});
+  const auto F = Pass::forward, B = Pass::backward;
+  EXPECT_EQ(order, (std::vector<std::tuple<Pass, int, bool>>{{F, 0, false},
+                                                             {F, 1, true},
+                                                             {B, 0, false},
+                                                             {F, 2, true},
+                                                             {B, 1, false},
+                                                             {F, 3, true},
+                                                             {B, 2, false},
+                                                             {B, 3, false}}));
+  // Megatron-Core needs virtual pipeline stages for it when pipelined.
+  EXPECT_THROW(build_schedule(Schedule::one_f_one_b, 4, 8, 1, true), std::invalid_argument);
+  EXPECT_THROW(build_schedule(Schedule::interleaved, 4, 8, 1, true), std::invalid_argument);
+}

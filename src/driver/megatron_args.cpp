@@ -211,6 +211,8 @@ void MegatronMapper::moe() {
   }
   if (auto cf = number("moe-expert-capacity-factor")) set("moe.capacity_factor", fmt::format("{}", *cf));
   if (has("moe-shared-expert-overlap")) set("moe.overlap", "dispatch");
+  // Combined 1F1B (Megatron-Core refuses it together with the shared-expert overlap).
+  if (has("overlap-moe-expert-parallel-comm")) set("moe.overlap", "combined_1f1b");
 }
 
 void MegatronMapper::parallel() {

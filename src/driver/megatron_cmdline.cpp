@@ -53,6 +53,7 @@ bool is_flag(const std::string& name) {
                                                "multi-latent-attention",
                                                "qk-layernorm",
                                                "moe-shared-expert-overlap",
+                                               "overlap-moe-expert-parallel-comm",
                                                "moe-grouped-gemm",
                                                "moe-permute-fusion",
                                                "sequence-parallel",

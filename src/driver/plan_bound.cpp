@@ -42,10 +42,14 @@ const calibration::ComputeModel& Estimator::compute_model(const WorkloadConfig& 
 double Estimator::memory(const WorkloadConfig& w) {
   int p = w.parallel.pp, m = microbatches(w), v = w.parallel.virtual_stages;
   Schedule schedule = p == 1 ? Schedule::none : w.parallel.schedule;
-  auto key = std::make_tuple(static_cast<int>(schedule), p, m, v);
+  // Combined 1F1B holds one more forward in flight (the builder refuses it pipelined without chunks).
+  bool combined = w.moe.enabled() && w.moe.overlap == workload::MoeOverlap::combined_1f1b &&
+                  (p == 1 || (schedule == Schedule::interleaved && v > 1));
+  auto key = std::make_tuple(static_cast<int>(schedule), p, m, v, combined);
   auto it = peaks_.find(key);
   if (it == peaks_.end())
-    it = peaks_.emplace(key, workload::peak_in_flight(workload::build_schedule(schedule, p, m, v))).first;
+    it = peaks_.emplace(key, workload::peak_in_flight(workload::build_schedule(schedule, p, m, v, combined)))
+             .first;
   double peak = 0;
   for (const auto& stage :
        workload::stage_memory(w, w.training.micro_batch, v, it->second, topo_.device_profile))
@@ -242,11 +246,14 @@ Estimator::LayerChain Estimator::moe_chain(const WorkloadConfig& w, const calibr
   auto moe = workload::moe_layer_costs(w, w.training.micro_batch, cm, dense);
   double dispatch = kCommMargin * ep_seconds(w, moe.traffic);
   bool overlap = w.moe.overlap == workload::MoeOverlap::dispatch && w.moe.shared_experts > 0;
+  // Combined 1F1B runs the steady state's all-to-alls beside the other pass's compute: none counted.
+  bool combined = w.moe.overlap == workload::MoeOverlap::combined_1f1b;
   double pairs_bwd = w.training.recompute == workload::Recompute::full ? 2 : 1;
   auto pass = [&](double seconds, double block, double shared, double host, double pairs) {
     double d = pairs * dispatch;
     if (overlap) return ChainCost{seconds, 0, 0, std::max(0.0, d - shared)};
-    double stall = std::max(0.0, host - block - d);  // the host's time beyond the block and dispatch
+    if (combined) return ChainCost{seconds, 0, 0, 0};  // the pair's host floor: below
+    double stall = std::max(0.0, host - block - d);    // the host's time beyond the block and dispatch
     return ChainCost{seconds + stall, 0, 0, d};
   };
   LayerChain out;
@@ -258,6 +265,12 @@ Estimator::LayerChain Estimator::moe_chain(const WorkloadConfig& w, const calibr
                       moe.shared_backward_seconds, w.moe.host_backward_s, pairs_bwd) +
                  cp_bwd;
   out.backward.tp = kCommMargin * (serial_tp(w, moe.layer.recompute) + serial_tp(w, moe.layer.backward));
+  if (combined) {
+    // A paired layer lasts at least both passes' host time (moe_combined_1f1b.cpp); its segments are never
+    // shorter than its compute and its all-to-alls side by side, so their sum hides no more than this.
+    double both = moe.layer.forward.seconds + moe.layer.recompute.seconds + moe.layer.backward.seconds;
+    out.backward.compute += std::max(0.0, w.moe.host_forward_s + w.moe.host_backward_s - both - 2 * dispatch);
+  }
   return out;
 }
 

@@ -194,7 +194,17 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
     if ((path == "parallel.pp" || path == "parallel.virtual_stages") && s.context.schedule_explicit)
       root.apply_override("parallel.schedule", "1f1b", "plan: schedule follows virtual_stages");
   }
+  // Combined 1F1B's checks need the searched keys' values (ep > 1, virtual stages when pipelined): the base
+  // is read without it, and each candidate is checked with it (Walker::leaf).
+  auto moe = root.optional_child("moe");
+  bool combined = moe && moe->has("overlap") && moe->string("overlap") == "combined_1f1b" &&
+                  std::any_of(s.keys.begin(), s.keys.end(), [](const auto& c) { return c.searched; });
+  if (combined) root.apply_override("moe.overlap", "none", "plan: combined_1f1b checked per candidate");
   s.base = workload::read_transformer_on(root, file, topo);
+  if (combined) {
+    s.base.moe.overlap = workload::MoeOverlap::combined_1f1b;
+    root.apply_override("moe.overlap", "combined_1f1b", "plan: combined_1f1b checked per candidate");
+  }
   // A dense model has no expert parallelism to search: ep and etp stay at their (checked) 1.
   for (auto& c : s.keys)
     if (!s.base.moe.enabled() && c.is_auto &&

@@ -42,6 +42,20 @@ StageProgram no_pipeline(int m) {
   return prog;
 }
 
+// combined_1f1b_schedule_for_no_pipelining: the first forward alone, then each forward with the previous
+// microbatch's backward, then the last backward alone.
+StageProgram no_pipeline_combined(int m) {
+  StageProgram prog;
+  prog.push_back(compute(Pass::forward, 0, 0));
+  for (int i = 1; i < m; ++i) {
+    prog.push_back(compute(Pass::forward, i, 0));
+    prog.back().combined_with_next = true;
+    prog.push_back(compute(Pass::backward, i - 1, 0));
+  }
+  prog.push_back(compute(Pass::backward, m - 1, 0));
+  return prog;
+}
+
 StageProgram gpipe(int r, int p, int m) {
   bool first = r == 0, last = r == p - 1;
   StageProgram prog;
@@ -89,8 +103,9 @@ StageProgram one_f_one_b(int r, int p, int m) {
   return prog;
 }
 
-// forward_backward_pipelining_with_interleaving
-StageProgram interleaved(int r, int p, int m, int v) {
+// forward_backward_pipelining_with_interleaving (`combined`: one more warmup forward, so that the paired
+// forward and backward of each steady-state step are independent, and the pairs marked).
+StageProgram interleaved(int r, int p, int m, int v, bool combined) {
   const int total = m * v;
   auto chunk_of = [&](int k, bool forward) {
     int group = p * v;
@@ -99,7 +114,7 @@ StageProgram interleaved(int r, int p, int m, int v) {
   };
   auto microbatch_of = [&](int k) { return (k / (p * v)) * p + k % p; };
   bool all_warmup = m == p;
-  int warmup = all_warmup ? total : std::min((p - r - 1) * 2 + (v - 1) * p, total);
+  int warmup = all_warmup ? total : std::min((p - r - 1) * 2 + (v - 1) * p + (combined ? 1 : 0), total);
   int remaining = total - warmup;
   bool first_rank = r == 0, last_rank = r == p - 1;
 
@@ -120,6 +135,7 @@ StageProgram interleaved(int r, int p, int m, int v) {
     int fk = k + warmup;
     int fc = chunk_of(fk, true), bc = chunk_of(k, false);
     prog.push_back(compute(Pass::forward, microbatch_of(fk), fc));
+    prog.back().combined_with_next = combined;
     prog.push_back(compute(Pass::backward, microbatch_of(k), bc));
     bool send_act = !(last_rank && fc == v - 1);
     bool send_grad = !(first_rank && bc == 0);
@@ -149,16 +165,21 @@ StageProgram interleaved(int r, int p, int m, int v) {
 
 }  // namespace
 
-std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks) {
+std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks,
+                                         bool combined_1f1b) {
   if (stages < 1 || microbatches < 1 || chunks < 1)
     throw std::invalid_argument("schedule needs positive sizes");
+  if (combined_1f1b && stages > 1 && (schedule != Schedule::interleaved || chunks == 1))
+    throw std::invalid_argument(
+        "combined 1F1B with pipeline stages needs the interleaved schedule with "
+        "virtual stages (Megatron-Core requires virtual_pipeline_model_parallel_size)");
   // Only the interleaved schedule runs chunks other than 0: a stage split into chunks under any other
   // schedule would silently simulate 1/chunks of its layers.
   if (chunks > 1 && (stages == 1 || schedule != Schedule::interleaved))
     throw std::invalid_argument("model chunks (virtual stages) need the interleaved schedule and pp > 1");
   std::vector<StageProgram> programs;
   if (stages == 1) {
-    programs.push_back(no_pipeline(microbatches));
+    programs.push_back(combined_1f1b ? no_pipeline_combined(microbatches) : no_pipeline(microbatches));
     return programs;
   }
   for (int r = 0; r < stages; ++r) {
@@ -171,7 +192,7 @@ std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int micr
         }
         if (microbatches % stages)
           throw std::invalid_argument("interleaved schedule needs microbatches % stages == 0");
-        programs.push_back(interleaved(r, stages, microbatches, chunks));
+        programs.push_back(interleaved(r, stages, microbatches, chunks, combined_1f1b));
         break;
       default: programs.push_back(one_f_one_b(r, stages, microbatches)); break;
     }

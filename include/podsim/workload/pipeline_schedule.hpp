@@ -31,6 +31,9 @@ struct StageStep {
   Pass pass = Pass::forward;
   int microbatch = 0;
   int chunk = 0;  // model chunk on this stage (0 .. virtual_stages-1)
+  // A forward step that runs as one combined step with the backward step right after it (combined 1F1B:
+  // the two passes' layers interleave so that the communication of one hides behind the other's compute).
+  bool combined_with_next = false;
   // communication step
   std::vector<P2p> p2p;
 };
@@ -38,7 +41,13 @@ struct StageStep {
 using StageProgram = std::vector<StageStep>;
 
 // Programs of all `stages` stages for `microbatches` microbatches and `chunks` model chunks per stage.
-std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks);
+// `combined_1f1b`: Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm,
+// megatron/core/pipeline_parallel/combined_1f1b.py): one more warmup forward, then every steady-state
+// forward paired with the backward after it (StageStep::combined_with_next). Without a pipeline:
+// F0, (F1 B0), (F2 B1), ..., B(m-1). It needs the interleaved schedule when stages > 1, as Megatron-Core
+// does.
+std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks,
+                                         bool combined_1f1b = false);
 
 // The largest number of forward chunk-passes whose backward has not finished, per stage: the number of
 // microbatch activations each stage holds at its peak.

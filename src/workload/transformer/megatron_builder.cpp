@@ -28,6 +28,13 @@ StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w
   if (v_ > 1 && (p_ == 1 || w.parallel.schedule != Schedule::interleaved))
     throw std::logic_error(fmt::format("megatron builder: {} virtual stages with schedule {} (pp {})", v_,
                                        to_string(w.parallel.schedule), p_));
+  combined_1f1b_ = w.moe.enabled() && w.moe.overlap == MoeOverlap::combined_1f1b;
+  if (combined_1f1b_ && p_ > 1 && v_ < 2)
+    throw InputError(
+        fmt::format("{}: moe.overlap: combined_1f1b with pp {} needs virtual_stages >= 2 (Megatron-"
+                    "Core requires virtual pipeline stages for it when pipelined); virtual_stages "
+                    "is {}",
+                    w.file, p_, v_));
   // TP ranks whose traffic shares rank 0's NIC (one on a DGX A100, two on a DGX-2H) are not folded.
   for (int peer : topo.rail_peers(layout_.device(0, 0, 0, 0)))
     if (peer < layout_.tp) rail_ranks_.push_back(peer);
@@ -57,7 +64,7 @@ StepPlan StepBuilder::describe() {
   layer_ = layer_costs(costed, mb_, *cm_);
   head_ = head_costs(costed, mb_, *cm_);
   if (w_.moe.enabled()) moe_ = moe_layer_costs(costed, mb_, *cm_, layer_);
-  programs_ = build_schedule(p_ == 1 ? Schedule::none : w_.parallel.schedule, p_, m_, v_);
+  programs_ = build_schedule(p_ == 1 ? Schedule::none : w_.parallel.schedule, p_, m_, v_, combined_1f1b_);
   plan.memory = stage_memory(w_, mb_, v_, peak_in_flight(programs_), topo_.device_profile);
   double batch = static_cast<double>(w_.training.global_batch);
   plan.hardware_flops = moe_hardware_flops(w_, batch);  // = hardware_flops for dense models (moe_math)
@@ -110,9 +117,10 @@ StepPlan StepBuilder::build() {
     dp_stream_.push_back(g_.add_stream(fmt::format("stage {} data-parallel", s), s, rep, false));
     gather_stream_.push_back(g_.add_stream(fmt::format("stage {} parameter gather", s), s, rep, false));
     if (tp_overlap_ || (layout_.cp > 1 && w_.parallel.cp_algorithm == CpAlgorithm::ring) ||
-        (moe_ && w_.moe.overlap == MoeOverlap::dispatch))
+        (moe_ && w_.moe.overlap != MoeOverlap::none))
       overlap_stream_.push_back(g_.add_stream(fmt::format("stage {} overlapped comm", s), s, rep, false));
   }
+  paired_forward_.assign(p_, std::nullopt);
   build_pipeline();
   build_gradient_sync_and_optimizer();
   plan.graph = std::move(g_);

@@ -96,7 +96,18 @@ int StepBuilder::bucket_count(double params, double bytes_per_param) const {
 void StepBuilder::add_chunk_pass(int s, const StageStep& step, bool final_backward) {
   if (w_.parallel.zero >= 3 && grad_ranks() > 1) return add_fsdp_pass(s, step);
   if (overlaps_param_gather(step)) return add_gathered_forward(s, step);
+  if (combined_1f1b_ && step.combined_with_next) {
+    paired_forward_[s] = step;  // emitted with the backward it is combined with
+    return;
+  }
   ChunkWork work = chunk_work(s, step.chunk, step.pass);
+  if (paired_forward_[s]) {  // combined 1F1B: the forward first, both passes' all-to-alls with the backward
+    StageStep forward = *paired_forward_[s];
+    paired_forward_[s].reset();
+    ChunkWork forward_work = chunk_work(s, forward.chunk, forward.pass);
+    pair_passes(s, forward.chunk, step.chunk, forward_work, work);
+    add_work(s, forward, forward_work, 1);
+  }
   bool overlap_dp = final_backward && grad_ranks() > 1 && w_.parallel.dp_overlap;
   if (!overlap_dp) {
     add_work(s, step, work, 1);

@@ -61,6 +61,7 @@ class StepBuilder {
     int cp_plan = -1;               // serial context-parallel collectives (all_gather variant)
     int ep_plan = -1;               // serial expert-parallel dispatch / combine (moe_step.cpp)
     std::vector<Overlap> overlaps;  // after the serial part, one after the other
+    double moe_host_stall = 0;      // host floor per MoE layer that `seconds` holds (moe.host_*)
   };
   // The tensor-parallel collectives of one pass over `layers` layers as one merged phase.
   int tp_plan(int stage, const std::vector<TpCollective>& per_layer, double layers,
@@ -114,10 +115,30 @@ class StepBuilder {
   // expert-parallel dispatch and combine (serial, or beside the shared experts with moe.overlap).
   ChunkWork moe_chunk_work(int stage, int chunk, Pass pass);
   long long moe_layers_in_chunk(int stage, int chunk) const;
+  // Device time one MoE block's pass waits for the host (moe.host_forward_us / host_backward_us) beyond
+  // the `block_seconds` of its kernels and the `dispatch_seconds` of its dispatch and combine.
+  static double host_stall(double host, double block_seconds, double dispatch_seconds);
   // Ranks of stage `s` in Megatron-Core's expert layout etp -> ep -> edp (moe_config.hpp).
   std::vector<std::vector<int>> expert_groups(int s, int which) const;  // 0: ep, 1: etp, 2: edp groups
+  // One MoE layer's dispatch (the EP all-to-all or all-gather, then the ETP all-gather) and combine (the
+  // ETP reduce-scatter, then the EP all-to-all or reduce-scatter) on stage `stage`, unscaled.
+  struct EpPhases {
+    std::vector<plan::CommPlan> dispatch, combine;
+  };
+  const EpPhases& ep_phases(int stage);
   // Dispatch and combine of `layers` MoE layers, `pairs` times each (forward 1, backward 1, +1 recompute).
   int ep_plan(int stage, double layers, double pairs);
+  // The dispatches (or the combines) alone of `layers` MoE layers; -1 when there are none.
+  int ep_half_plan(int stage, double layers, bool dispatch);
+  int ep_phase_plan(int stage, double count, int which);  // both, cached (combined 1F1B asks per pair)
+
+  // moe_combined_1f1b.cpp: moe.overlap combined_1f1b
+  bool combined_1f1b_ = false;  // the schedule pairs steady-state forwards with backwards
+  // The forward step waiting for the backward it is combined with, per stage.
+  std::vector<std::optional<StageStep>> paired_forward_;
+  // Forward `f` (of chunk `f_chunk`) and backward `b` (of `b_chunk`) of one combined step: the paired MoE
+  // layers' dispatches and combines leave the serial parts and run beside the other pass's compute.
+  void pair_passes(int s, int f_chunk, int b_chunk, ChunkWork& f, ChunkWork& b);
   // Expert gradients (expert_params x grad bytes per rank) reduced over the expert data-parallel groups,
   // and the sharded experts' parameter gather after the optimizer.
   int expert_dp_plan(int s, double bytes, network::CollectiveKind kind);
@@ -172,7 +193,10 @@ class StepBuilder {
   std::map<std::tuple<int, int, bool>, ChunkWork> chunk_cache_;
   std::map<std::pair<int, int>, int> transfer_cache_;
   std::map<int, int> gather_cache_;
-  std::map<int, double> idle_time_cache_;  // plan id -> its time on an idle network
+  std::map<int, double> idle_time_cache_;    // plan id -> its time on an idle network
+  std::map<int, EpPhases> ep_phases_cache_;  // stage -> its routed dispatch and combine
+  // (stage, layers x pairs, 0 both / 1 dispatches / 2 combines) -> plan id: combined 1F1B asks per pair
+  std::map<std::tuple<int, double, int>, int> ep_plan_cache_;
 };
 
 }  // namespace podsim::workload::megatron

@@ -78,8 +78,9 @@ LayerActivations layer_activations(const WorkloadConfig& w, int micro_batch) {
   // Unfused: softmax output, dropout mask and output, s x s per query head (without dropout the softmax
   // output alone: the dropout returns it). Flash attention keeps only
   // its fp32 logsumexp per query row (the scores are rebuilt inside the backward kernel).
-  x.scores = w.training.attention == Attention::flash ? sb * a * 4
-                                                      : sb * m.seq_len * a * ((kMask > 0 ? 2 : 1) * ab + kMask);
+  x.scores = w.training.attention == Attention::flash
+                 ? sb * a * 4
+                 : sb * m.seq_len * a * ((kMask > 0 ? 2 : 1) * ab + kMask);
   return x;
 }
 

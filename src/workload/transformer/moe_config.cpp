@@ -97,7 +97,35 @@ void validate_layout(const WorkloadConfig& w, const ConfigNode& root, int device
                                               p.tp));
 }
 
+// Megatron-Core's TransformerConfig checks for overlap_moe_expert_parallel_comm (transformer_config.py):
+// expert parallelism, an all-to-all (or flex) dispatcher, no full recomputation, virtual pipeline stages
+// when pipelined, at most one MTP layer.
+void validate_combined_1f1b(const WorkloadConfig& w, const ConfigNode& root) {
+  const auto& p = w.parallel;
+  ConfigNode moe = root.child("moe");
+  auto refuse = [&](const std::string& why) {
+    moe.fail("overlap", "overlap: combined_1f1b (Megatron-Core's --overlap-moe-expert-parallel-comm) " + why);
+  };
+  if (p.ep <= 1) refuse("overlaps the expert-parallel all-to-alls: it needs parallel.ep > 1");
+  if (w.moe.dispatcher == MoeDispatcher::allgather)
+    refuse("runs with the alltoall or flex dispatcher, not allgather");
+  if (w.training.recompute == Recompute::full)
+    refuse("does not run with training.recompute: full (use selective or none)");
+  if (p.pp > 1 && (p.schedule != Schedule::interleaved || (!p.virtual_stages_auto && p.virtual_stages < 2)))
+    refuse(
+        fmt::format("with pp={} needs the interleaved schedule with virtual_stages >= 2 (Megatron-Core "
+                    "requires virtual pipeline stages when pipelined)",
+                    p.pp));
+  if (p.zero >= 3) refuse("is not modelled with ZeRO-3 / FSDP (parallel.zero 3) yet; use zero 0..2");
+  if (w.model.mtp_layers > 1)
+    refuse(fmt::format("supports at most one MTP layer (model.mtp_layers is {})", w.model.mtp_layers));
+}
+
 }  // namespace
+
+void validate_moe_overlap(const WorkloadConfig& w, const ConfigNode& root) {
+  if (w.moe.enabled() && w.moe.overlap == MoeOverlap::combined_1f1b) validate_combined_1f1b(w, root);
+}
 
 void read_expert_parallel(const ConfigNode& par, ParallelConfig& p) {
   p.ep = int_in_or(par, "ep", 1, 1 << 20, 1);
@@ -122,6 +150,7 @@ void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices, in
   }
   w.moe = read_fields(root.child("moe"), w.model);
   validate_layout(w, root, devices);
+  validate_moe_overlap(w, root);
   // The EP group's ranks stride by etp (Megatron-Core's etp -> ep -> edp fold): devices_per_node / etp of
   // them share a node.
   if (devices_per_node > 0)

@@ -17,15 +17,12 @@ namespace podsim::workload::megatron {
 
 using network::CollectiveKind;
 
-namespace {
-// Device time one MoE block's pass waits for the host (moe.host_forward_us / host_backward_us): after the
-// dispatcher's device-host sync the GPU runs only what the CPU has launched since, so the block takes at
-// least the host time. Its kernels and its dispatch / combine (NCCL launches return at once; the CPU keeps
-// launching while they move) hide that much of it.
-double host_stall(double host, double block_seconds, double dispatch_seconds) {
+// After the dispatcher's device-host sync the GPU runs only what the CPU has launched since, so the block
+// takes at least the host time. Its kernels and its dispatch / combine (NCCL launches return at once; the
+// CPU keeps launching while they move) hide that much of it.
+double StepBuilder::host_stall(double host, double block_seconds, double dispatch_seconds) {
   return std::max(0.0, host - block_seconds - dispatch_seconds);
 }
-}  // namespace
 
 long long StepBuilder::moe_layers_in_chunk(int stage, int chunk) const {
   if (!w_.moe.enabled()) return 0;
@@ -53,28 +50,48 @@ std::vector<std::vector<int>> StepBuilder::expert_groups(int s, int which) const
   return out;
 }
 
-int StepBuilder::ep_plan(int stage, double layers, double pairs) {
-  if (layers <= 0) return -1;
+const StepBuilder::EpPhases& StepBuilder::ep_phases(int stage) {
+  if (auto it = ep_phases_cache_.find(stage); it != ep_phases_cache_.end()) return it->second;
   const MoeTraffic& t = moe_->traffic;
   bool a2a = w_.moe.dispatcher != MoeDispatcher::allgather;  // flex: an all-to-all of deduplicated bytes
-  // One dispatch + combine: all-to-all there and back, or all-gather and reduce-scatter.
-  std::vector<plan::CommPlan> steps;
-  auto over = [&](int which, CollectiveKind kind, double bytes) {
+  EpPhases out;
+  auto over = [&](std::vector<plan::CommPlan>& to, int which, CollectiveKind kind, double bytes) {
     std::vector<plan::CommPlan> groups;
     for (const auto& g : expert_groups(stage, which))
       groups.push_back(network::plan_collective(topo_, network::make_collective(kind, g, bytes)));
     plan::CommPlan all = network::concurrent(groups);
-    if (!all.empty() && !all[0].flows.empty()) steps.push_back(all);
+    if (!all.empty() && !all[0].flows.empty()) to.push_back(all);
   };
   if (w_.parallel.ep > 1)
-    over(0, a2a ? CollectiveKind::all_to_all : CollectiveKind::all_gather, t.dispatch_bytes);
-  if (w_.parallel.etp > 1) over(1, CollectiveKind::all_gather, t.etp_bytes);
-  if (w_.parallel.etp > 1) over(1, CollectiveKind::reduce_scatter, t.etp_bytes);
+    over(out.dispatch, 0, a2a ? CollectiveKind::all_to_all : CollectiveKind::all_gather, t.dispatch_bytes);
+  if (w_.parallel.etp > 1) over(out.dispatch, 1, CollectiveKind::all_gather, t.etp_bytes);
+  if (w_.parallel.etp > 1) over(out.combine, 1, CollectiveKind::reduce_scatter, t.etp_bytes);
   if (w_.parallel.ep > 1)
-    over(0, a2a ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter, t.dispatch_bytes);
-  if (steps.empty()) return -1;
-  plan::CommPlan merged{network::serial_merge(steps)};
-  return g_.add_plan(network::scaled(merged, layers * pairs));
+    over(out.combine, 0, a2a ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter, t.dispatch_bytes);
+  return ep_phases_cache_.emplace(stage, std::move(out)).first->second;
+}
+
+// `which`: 0 dispatch then combine, 1 the dispatches alone, 2 the combines alone; `count` times each.
+int StepBuilder::ep_phase_plan(int stage, double count, int which) {
+  if (count <= 0) return -1;
+  auto key = std::make_tuple(stage, count, which);
+  if (auto it = ep_plan_cache_.find(key); it != ep_plan_cache_.end()) return it->second;
+  const EpPhases& phases = ep_phases(stage);
+  std::vector<plan::CommPlan> steps;
+  if (which != 2) steps = phases.dispatch;
+  if (which != 1) steps.insert(steps.end(), phases.combine.begin(), phases.combine.end());
+  int id = -1;
+  if (!steps.empty()) id = g_.add_plan(network::scaled(plan::CommPlan{network::serial_merge(steps)}, count));
+  ep_plan_cache_.emplace(key, id);
+  return id;
+}
+
+int StepBuilder::ep_plan(int stage, double layers, double pairs) {
+  return layers > 0 ? ep_phase_plan(stage, layers * pairs, 0) : -1;
+}
+
+int StepBuilder::ep_half_plan(int stage, double layers, bool dispatch) {
+  return ep_phase_plan(stage, layers, dispatch ? 1 : 2);
 }
 
 StepBuilder::ChunkWork StepBuilder::moe_chunk_work(int stage, int chunk, Pass pass) {
@@ -121,7 +138,8 @@ StepBuilder::ChunkWork StepBuilder::moe_chunk_work(int stage, int chunk, Pass pa
   if (host > 0 && moe_layers > 0) {
     double dispatch = ep >= 0 ? network::idle_plan_time(topo_, g_.plans[ep]) / moe_layers : 0;
     double block = forward ? moe_->block_forward_seconds : moe_->block_backward_seconds;
-    work.seconds += moe_layers * host_stall(host, block, dispatch);
+    work.moe_host_stall = host_stall(host, block, dispatch);
+    work.seconds += moe_layers * work.moe_host_stall;
   }
   double shared = moe_layers * (forward ? moe_->shared_forward_seconds : moe_->shared_backward_seconds);
   if (ep >= 0 && w_.moe.overlap == MoeOverlap::dispatch && shared > 0) {
@@ -171,7 +189,12 @@ std::string StepBuilder::moe_note() const {
       w_.moe.dropless() ? std::string("dropless")
                         : fmt::format("capacity factor {:.3g}, {:.3g}% of token copies dropped",
                                       w_.moe.capacity_factor, 100 * dropped_fraction(w_.moe)),
-      w_.moe.overlap == MoeOverlap::dispatch ? "; dispatch/combine beside the shared experts" : "",
+      w_.moe.overlap == MoeOverlap::dispatch ? "; dispatch/combine beside the shared experts"
+      : w_.moe.overlap == MoeOverlap::combined_1f1b
+          ? "; combined 1F1B: each steady-state forward runs with the next backward, every all-to-all beside "
+            "the other pass's compute (its host floor stays that of each pass alone; delay_wgrad_compute not "
+            "modelled)"
+          : "",
       w_.moe.host_forward_s + w_.moe.host_backward_s > 0
           ? fmt::format(
                 "; a MoE block's pass lasts at least its host launch time ({:.0f} us forward, {:.0f} us "

@@ -12,6 +12,7 @@
 #include "podsim/workload/bounded_reads.hpp"
 #include "podsim/workload/transformer/mla_math.hpp"
 #include "podsim/workload/transformer/model_checks.hpp"
+#include "podsim/workload/transformer/moe_config.hpp"
 #include "podsim/workload/transformer/pipeline_layout.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
@@ -253,8 +254,9 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.parallel.cp_algorithm = choice_or(par, "cp_algorithm", kCpAlgorithmNames, CpAlgorithm::ring);
   w.parallel.tp_overlap = par.boolean_or("tp_overlap", false);
   if (par.has("tp_overlap_gemms") && !w.parallel.tp_overlap)
-    par.fail("tp_overlap_gemms", "configures Transformer Engine's userbuffers overlap, which is off; set "
-                                 "parallel.tp_overlap: true or remove tp_overlap_gemms");
+    par.fail("tp_overlap_gemms",
+             "configures Transformer Engine's userbuffers overlap, which is off; set "
+             "parallel.tp_overlap: true or remove tp_overlap_gemms");
   w.parallel.tp_overlap_gemms = read_tp_overlap_gemms(par);
   w.parallel.embedding_in_pipeline_split = par.boolean_or("embedding_in_pipeline_split", false);
   w.parallel.loss_in_pipeline_split = par.boolean_or("loss_in_pipeline_split", false);
@@ -311,6 +313,8 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
   const auto& m = w.model;
   validate_context_parallel(w, par, model, devices);
   validate_mla(w, root);
+  validate_moe_overlap(w,
+                       root);  // w.moe is read after this on a first read: from `podsim plan` per candidate
   long long total = static_cast<long long>(p.tp) * p.pp * p.dp * p.cp;
   if (total > devices)
     par.fail(

@@ -31,10 +31,15 @@ inline constexpr auto kMoeDispatcherNames =
                                {MoeDispatcher::allgather, "allgather"},
                                {MoeDispatcher::flex, "flex"}});
 // dispatch: the dispatch / combine communication runs beside the shared experts' compute
-// (Megatron-Core moe_shared_expert_overlap); none: serially.
-enum class MoeOverlap { none, dispatch };
+// (Megatron-Core moe_shared_expert_overlap); combined_1f1b: Megatron-Core's combined 1F1B
+// (--overlap-moe-expert-parallel-comm): each steady-state forward runs with a backward of another
+// microbatch, layer by layer, the all-to-alls of one beside the other's compute (moe_combined_1f1b.cpp);
+// none: serially.
+enum class MoeOverlap { none, dispatch, combined_1f1b };
 inline constexpr auto kMoeOverlapNames =
-    name_table<MoeOverlap>({{MoeOverlap::none, "none"}, {MoeOverlap::dispatch, "dispatch"}});
+    name_table<MoeOverlap>({{MoeOverlap::none, "none"},
+                            {MoeOverlap::dispatch, "dispatch"},
+                            {MoeOverlap::combined_1f1b, "combined_1f1b"}});
 
 struct MoeConfig {
   long long experts = 0;  // routed experts; 0 = a dense model (no `moe:` section)
@@ -69,5 +74,8 @@ void read_expert_parallel(const ConfigNode& par, ParallelConfig& p);
 // The `moe:` section (absent: w.moe stays disabled), its defaults from the model section, and every rule
 // tying it to the model and the parallel layout: InputError at the key that breaks one.
 void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices, int devices_per_node = 0);
+// moe.overlap combined_1f1b's requirements on the parallel layout and training (Megatron-Core's checks):
+// InputError at moe.overlap. read_moe_section runs it; `podsim plan` runs it again per candidate.
+void validate_moe_overlap(const WorkloadConfig& w, const ConfigNode& root);
 
 }  // namespace podsim::workload

@@ -78,7 +78,8 @@ TEST(NvidiaValidation, ProjectMappingListsEverySystemAndModelOfTheTable) {
   EXPECT_NE(m.models.at("DeepSeek-V3").file.find("workloads/deepseek-v3.yaml"), std::string::npos);
   EXPECT_EQ(m.models.at("DeepSeek-V3").recipe, "deepseek_v3");  // moe + Megatron-Bridge's recompute_modules
   const auto& sets = m.recipes.at("deepseek_v3").sets;
-  EXPECT_NE(std::find(sets.begin(), sets.end(), "workload.training.recompute_modules=[mla_up_proj]"), sets.end());
+  EXPECT_NE(std::find(sets.begin(), sets.end(), "workload.training.recompute_modules=[mla_up_proj]"),
+            sets.end());
   EXPECT_TRUE(m.models.at("Nemotron-3-Nano").file.empty());
   EXPECT_NE(m.models.at("Nemotron-3-Nano").reason.find("Mamba"), std::string::npos);
   EXPECT_EQ(m.models.at("GPT3-175B").recipe, "gpt3");
@@ -270,7 +271,6 @@ TEST(NvidiaValidation, RunInputErrorIsAnErrorRowAndFiltersSelectRows) {
   EXPECT_EQ(v.ok_rows, 0);
 }
 
-
 // A recipe's set_on adds what the framework configures per GPU to that system's rows only, after `set`;
 // a base recipe's settings come first; a set_on naming no system of the mapping is an error.
 TEST(NvidiaValidation, RecipeSetOnAppliesPerSystemAndBaseRecipesInherit) {
@@ -292,6 +292,58 @@ TEST(NvidiaValidation, RecipeSetOnAppliesPerSystemAndBaseRecipesInherit) {
                                  "    set_on:\n      DGX-Z9:\n        parallel.zero: 1\n");
   auto err = podsim::testing::error_of([&] { driver::load_preset_mapping(write(dir, "bad.yaml", bad)); });
   EXPECT_NE(err.find("system 'DGX-Z9' is not listed under systems:"), std::string::npos) << err;
+}
+
+// before_release: a row of an older release gets what its system ran then, after set and set_on, the
+// oldest threshold's settings last (they win); rows of that release or newer, or without a release, do
+// not. Releases that are not numbers and systems the mapping lacks are errors naming where.
+TEST(NvidiaValidation, BeforeReleaseAppliesTheConfigurationOfOlderReleases) {
+  std::string dir = temp_dir("nv-before-release");
+  std::string older =
+      "    before_release:\n"
+      "      \"26.02\":\n        DGX-H100:\n          parallel.dp_bucket_MB: 40\n"
+      "      \"25.11\":\n        DGX-H100:\n          parallel.dp_bucket_MB: 10\n";
+  auto m = driver::load_preset_mapping(
+      write(dir, "map.yaml", mapping_text(source_path("workloads/gpt3-175b.yaml"), older)));
+  const std::string header =
+      "row_id,release,system,model,num_gpus,precision,gbs,mbs,seq_len,fsdp,tp,pp,cp,vp,ep,"
+      "tokens_per_sec_per_gpu\n";
+  auto buckets = [&](const std::string& release) {
+    auto row = driver::read_nvidia_row(
+        parse_csv(header + "1," + release + ",DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825\n",
+                  "t.csv"),
+        0);
+    EXPECT_EQ(row.release, release);
+    auto p = driver::plan_nvidia_row(row, m, 8);
+    std::vector<std::string> out;
+    for (const auto& set : p.request.sets)
+      if (set.find("dp_bucket_MB") != std::string::npos) out.push_back(set);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(buckets("25.09"), (V{"workload.parallel.dp_bucket_MB=40", "workload.parallel.dp_bucket_MB=10"}));
+  EXPECT_EQ(buckets("25.11"), (V{"workload.parallel.dp_bucket_MB=40"}));
+  EXPECT_EQ(buckets("26.02.01"), V{});  // 26.02.01 is after 26.02
+  EXPECT_EQ(buckets(""), V{});
+  auto bad_row = podsim::testing::error_of([&] {
+    driver::read_nvidia_row(
+        parse_csv(header + "1,rc1,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825\n", "t.csv"), 0);
+  });
+  EXPECT_NE(bad_row.find("t.csv:2: column release: 'rc1'"), std::string::npos) << bad_row;
+  auto bad_key = podsim::testing::error_of([&] {
+    driver::load_preset_mapping(write(dir, "bad.yaml",
+                                      mapping_text(source_path("workloads/gpt3-175b.yaml"),
+                                                   "    before_release:\n      next:\n"
+                                                   "        DGX-H100:\n          parallel.zero: 1\n")));
+  });
+  EXPECT_NE(bad_key.find("'next' is not a release"), std::string::npos) << bad_key;
+  auto bad_system = podsim::testing::error_of([&] {
+    driver::load_preset_mapping(write(dir, "bad2.yaml",
+                                      mapping_text(source_path("workloads/gpt3-175b.yaml"),
+                                                   "    before_release:\n      \"25.11\":\n"
+                                                   "        DGX-Z9:\n          parallel.zero: 1\n")));
+  });
+  EXPECT_NE(bad_system.find("system 'DGX-Z9' is not listed under systems:"), std::string::npos) << bad_system;
 }
 
 }  // namespace

@@ -101,22 +101,56 @@ Recipe read_recipe(const ConfigNode& node, const std::map<std::string, Recipe>& 
       auto& sets = r.system_sets[system];
       sets.insert(sets.end(), own.begin(), own.end());
     }
+  if (auto older = node.optional_child("before_release")) {
+    for (const auto& release : older->keys()) {
+      auto parts = release_parts(release);
+      if (!parts)
+        older->fail(
+            release,
+            fmt::format("'{}' is not a release as the table prints it (e.g. 25.11 or 26.02.01)", release));
+      Recipe::OlderRelease o{.release = release, .parts = *parts, .system_sets = {}};
+      ConfigNode systems = older->child(release);
+      for (const auto& system : systems.keys()) o.system_sets[system] = read_sets(systems.child(system));
+      r.before_release.push_back(std::move(o));
+    }
+    std::stable_sort(r.before_release.begin(), r.before_release.end(),
+                     [](const auto& a, const auto& b) { return a.parts > b.parts; });
+  }
   node.reject_unknown_keys();
   return r;
 }
 
-// Every set_on names a system of the mapping.
+// Every set_on and before_release names systems of the mapping.
 void check_recipe_systems(const ConfigNode& recipes, const PresetMapping& m) {
-  for (const auto& name : recipes.keys()) {
-    auto on = recipes.child(name).optional_child("set_on");
-    if (!on) continue;
-    for (const auto& system : on->keys())
+  auto check = [&](const ConfigNode& on) {
+    for (const auto& system : on.keys())
       if (!m.systems.count(system))
-        on->fail(system, fmt::format("system '{}' is not listed under systems:", system));
+        on.fail(system, fmt::format("system '{}' is not listed under systems:", system));
+  };
+  for (const auto& name : recipes.keys()) {
+    ConfigNode recipe = recipes.child(name);
+    if (auto on = recipe.optional_child("set_on")) check(*on);
+    if (auto older = recipe.optional_child("before_release"))
+      for (const auto& release : older->keys()) check(older->child(release));
   }
 }
 
 }  // namespace
+
+std::optional<std::vector<int>> release_parts(const std::string& release) {
+  std::vector<int> parts;
+  size_t at = 0;
+  while (at <= release.size()) {
+    size_t dot = release.find('.', at);
+    std::string part = release.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    parts.push_back(std::stoi(part));
+    if (dot == std::string::npos) break;
+    at = dot + 1;
+  }
+  return parts;
+}
 
 PresetMapping load_preset_mapping(const std::string& file) {
   ConfigNode root = ConfigNode::load_file(file);

@@ -16,6 +16,7 @@ namespace podsim::driver {
 
 struct NvidiaRow {
   std::string row_id, system, model, precision;  // precision as the table normalizes it (BF16, FP8, ...)
+  std::string release;  // the container release the row was published for ("25.09"); empty: none stated
   // Unset when the cell is empty or "n/a". cp, vp, ep and fsdp then mean 1, none, 1 and 0 (DDP).
   std::optional<long long> num_gpus, gbs, mbs, seq_len, fsdp, tp, pp, cp, vp, ep;
   std::optional<long long> ga;      // gradient-accumulation steps where the table has them: a cross-check
@@ -35,7 +36,8 @@ struct RowPlan {
 };
 
 // The run for a row. `devices_per_node` is the system's topology preset's. The request's sets are, in
-// order: the recipe's settings, then the row's. Entries the mapping lacks or marks null, mixture-of-experts
+// order: the recipe's settings (set, set_on its system, before_release newer than its release), then the
+// row's. Entries the mapping lacks or marks null, mixture-of-experts
 // rows (ep > 1), unstated values and a GPU count the parallel degrees do not divide are not_expressible.
 RowPlan plan_nvidia_row(const NvidiaRow& row, const PresetMapping& mapping, int devices_per_node);
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,19 @@ struct Recipe {
   // set_on: settings the recipe gives one system only (the framework's per-GPU configuration, e.g.
   // userbuffers' tp_overlap_gemms), applied after `sets` to that system's rows.
   std::map<std::string, std::vector<std::string>> system_sets;
-  std::string source;             // the recipe file the settings were read from
+  // before_release: what rows of releases older than `release` ran instead (an older configuration file),
+  // per system, applied after `sets` and `system_sets`; newest first, so an older release's settings win.
+  struct OlderRelease {
+    std::string release;     // as the table prints it, e.g. "25.11"
+    std::vector<int> parts;  // 25, 11
+    std::map<std::string, std::vector<std::string>> system_sets;
+  };
+  std::vector<OlderRelease> before_release;
+  std::string source;  // the recipe file the settings were read from
 };
+
+// A release as the table prints it ("25.09", "26.02.01") as its numbers; nullopt for other text.
+std::optional<std::vector<int>> release_parts(const std::string& release);
 
 struct PresetMapping {
   std::string file;

@@ -330,19 +330,17 @@ TEST(NvidiaValidation, BeforeReleaseAppliesTheConfigurationOfOlderReleases) {
         parse_csv(header + "1,rc1,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825\n", "t.csv"), 0);
   });
   EXPECT_NE(bad_row.find("t.csv:2: column release: 'rc1'"), std::string::npos) << bad_row;
-  auto bad_key = podsim::testing::error_of([&] {
-    driver::load_preset_mapping(write(dir, "bad.yaml",
-                                      mapping_text(source_path("workloads/gpt3-175b.yaml"),
-                                                   "    before_release:\n      next:\n"
-                                                   "        DGX-H100:\n          parallel.zero: 1\n")));
-  });
+  auto mapping_error = [&](const std::string& release, const std::string& system) {
+    std::string older = fmt::format(
+        "    before_release:\n      {}:\n        {}:\n          parallel.zero: 1\n", release, system);
+    return podsim::testing::error_of([&] {
+      driver::load_preset_mapping(
+          write(dir, "bad.yaml", mapping_text(source_path("workloads/gpt3-175b.yaml"), older)));
+    });
+  };
+  auto bad_key = mapping_error("next", "DGX-H100");
   EXPECT_NE(bad_key.find("'next' is not a release"), std::string::npos) << bad_key;
-  auto bad_system = podsim::testing::error_of([&] {
-    driver::load_preset_mapping(write(dir, "bad2.yaml",
-                                      mapping_text(source_path("workloads/gpt3-175b.yaml"),
-                                                   "    before_release:\n      \"25.11\":\n"
-                                                   "        DGX-Z9:\n          parallel.zero: 1\n")));
-  });
+  auto bad_system = mapping_error("\"25.11\"", "DGX-Z9");
   EXPECT_NE(bad_system.find("system 'DGX-Z9' is not listed under systems:"), std::string::npos) << bad_system;
 }
 

@@ -69,12 +69,11 @@ NvidiaRow read_nvidia_row(const CsvTable& table, size_t i) {
   r.system = table.text(i, "system");
   r.model = table.text(i, "model");
   r.precision = table.text(i, "precision");
-  if (table.has_column("release")) {
+  if (table.has_column("release") && !unstated(table.text(i, "release"))) {
     r.release = table.text(i, "release");
-    if (!unstated(r.release) && !release_parts(r.release))
+    if (!release_parts(r.release))
       throw InputError(fmt::format("{}:{}: column release: '{}' is not a release such as 25.09 or 26.02.01",
                                    table.file, table.row_lines[i], r.release));
-    if (unstated(r.release)) r.release.clear();
   }
   r.num_gpus = integer_cell(table, i, "num_gpus");
   r.gbs = integer_cell(table, i, "gbs");
@@ -114,11 +113,13 @@ RowPlan plan_nvidia_row(const NvidiaRow& row, const PresetMapping& mapping, int 
   if (auto on = recipe.system_sets.find(row.system); on != recipe.system_sets.end())
     s.insert(s.end(), on->second.begin(), on->second.end());
   // A row of an older release ran the configuration of its time (a row without a release: the newest).
-  if (!row.release.empty())
+  if (!row.release.empty()) {
+    std::vector<int> release = *release_parts(row.release);
     for (const auto& older : recipe.before_release)
-      if (*release_parts(row.release) < older.parts)
+      if (release < older.parts)
         if (auto on = older.system_sets.find(row.system); on != older.system_sets.end())
           s.insert(s.end(), on->second.begin(), on->second.end());
+  }
   // Exactly num_gpus devices: whole nodes of the preset, and dp chosen so tp*pp*cp*dp = num_gpus.
   s.push_back(fmt::format("topology.nodes={}", (*row.num_gpus + devices_per_node - 1) / devices_per_node));
   s.push_back(fmt::format("workload.model.seq_len={}", *row.seq_len));

@@ -108,7 +108,7 @@ Recipe read_recipe(const ConfigNode& node, const std::map<std::string, Recipe>& 
         older->fail(
             release,
             fmt::format("'{}' is not a release as the table prints it (e.g. 25.11 or 26.02.01)", release));
-      Recipe::OlderRelease o{.release = release, .parts = *parts, .system_sets = {}};
+      Recipe::OlderRelease o{.parts = *parts, .system_sets = {}};
       ConfigNode systems = older->child(release);
       for (const auto& system : systems.keys()) o.system_sets[system] = read_sets(systems.child(system));
       r.before_release.push_back(std::move(o));

@@ -28,8 +28,7 @@ struct Recipe {
   // before_release: what rows of releases older than `release` ran instead (an older configuration file),
   // per system, applied after `sets` and `system_sets`; newest first, so an older release's settings win.
   struct OlderRelease {
-    std::string release;     // as the table prints it, e.g. "25.11"
-    std::vector<int> parts;  // 25, 11
+    std::vector<int> parts;  // the release as numbers: "25.11" -> 25, 11
     std::map<std::string, std::vector<std::string>> system_sets;
   };
   std::vector<OlderRelease> before_release;

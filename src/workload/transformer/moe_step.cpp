@@ -87,7 +87,7 @@ int StepBuilder::ep_phase_plan(int stage, double count, int which) {
 }
 
 int StepBuilder::ep_plan(int stage, double layers, double pairs) {
-  return layers > 0 ? ep_phase_plan(stage, layers * pairs, 0) : -1;
+  return ep_phase_plan(stage, layers * pairs, 0);  // -1 for no layers
 }
 
 int StepBuilder::ep_half_plan(int stage, double layers, bool dispatch) {

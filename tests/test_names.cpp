@@ -72,7 +72,8 @@ TEST(CollectiveRegistry, NamesKindsAndPlanners) {
     for (auto kind : a.kinds) EXPECT_EQ(network::planner_for(kind, a.algorithm), a.plan);
   }
   EXPECT_EQ(network::algorithm_names(network::CollectiveKind::all_reduce),
-            (std::vector<std::string>{"ring", "tree", "hierarchical", "nvls", "auto"}));
+            (std::vector<std::string>{"ring", "tree", "hierarchical", "nvls", "nvls_tree", "collnet_direct",
+                                      "auto"}));
   // An algorithm that does not plan a kind falls back to the kind's default.
   EXPECT_EQ(network::planner_for(network::CollectiveKind::all_gather, network::Algorithm::tree),
             network::planner_for(network::CollectiveKind::all_gather, network::Algorithm::ring));
@@ -81,7 +82,9 @@ TEST(CollectiveRegistry, NamesKindsAndPlanners) {
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(),
-                 "unknown algorithm 'butterfly' (valid: ring, tree, hierarchical, direct, nvls, auto)");
+                 "unknown algorithm 'butterfly' (valid: ring, tree, hierarchical, direct, nvls, nvls_tree, "
+                 "collnet_direct, "
+                 "auto)");
   }
 }
 

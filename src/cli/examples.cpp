@@ -32,7 +32,9 @@ const std::map<std::string, std::vector<std::string>>& examples() {
        {"podsim collective -t topologies/dgx-a100-superpod.yaml --op all_reduce --devices 64 --bytes 1GB",
         "podsim collective -t topologies/dgx-h100-superpod.yaml --op all_gather --devices 16 --bytes 8 "
         "--max-bytes 1GB",
-        "podsim collective -t topologies/dgx-h100-superpod.yaml --op send_recv --per-node 1"}},
+        "podsim collective -t topologies/dgx-h100-superpod.yaml --op send_recv --per-node 1",
+        "podsim collective -t topologies/dgx-h100-superpod.yaml --op all_reduce --devices 256 --bytes 1G "
+        "--set topology.fabric.in_network_reduction=sharp"}},
       {"describe", {"podsim topo describe topologies/dgx-h100-superpod.yaml --set topology.nodes=32"}},
       {"version", {"podsim version", "podsim --version"}},
   };

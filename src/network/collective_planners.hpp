@@ -30,6 +30,10 @@ ProtocolTerms protocol_terms(const topology::Topology& topo, const char* family,
 // The protocol table an algorithm reads ("ring", "tree"; null for algorithms without protocols).
 const char* protocol_family(Algorithm a);
 
+// NCCL's double binary tree across servers: `heads` holds one rank per server (in server order); every
+// edge of both trees carries `share` bytes each way (reduce up, broadcast down, pipelined in one phase).
+void add_server_trees(plan::CommPhase& phase, const std::vector<int>& heads, double share);
+
 plan::CommPlan plan_ring(const topology::Topology& topo, const Collective& c);
 plan::CommPlan plan_tree(const topology::Topology& topo, const Collective& c);
 plan::CommPlan plan_hierarchical(const topology::Topology& topo, const Collective& c);
@@ -38,6 +42,17 @@ plan::CommPlan plan_direct(const topology::Topology& topo, const Collective& c);
 // every rank is on one NVLink domain and the fabric profile models `nvls`; otherwise an input error.
 plan::CommPlan plan_nvls(const topology::Topology& topo, const Collective& c);
 bool nvls_available(const topology::Topology& topo, const Collective& c);
+// NVLSTree all_reduce (nvls_tree_collective.cpp): NVLS inside each NVLink domain, a tree across them.
+plan::CommPlan plan_nvls_tree(const topology::Topology& topo, const Collective& c);
+bool nvls_tree_available(const topology::Topology& topo, const Collective& c);
+// InfiniBand SHARP (collnet_collective.cpp). sharp_available: the fabric reduces and these servers' ranks
+// (members_by_node) form one SHARP tree per position. add_sharp_trees: flows for every rank's `share` into
+// its rail's tree and back, each tree link once per direction; returns the tiers of the deepest tree.
+bool sharp_available(const topology::Topology& topo, const std::vector<std::vector<int>>& nodes);
+int add_sharp_trees(plan::CommPhase& phase, const topology::Topology& topo,
+                    const std::vector<std::vector<int>>& nodes, double share);
+plan::CommPlan plan_collnet_direct(const topology::Topology& topo, const Collective& c);
+bool collnet_available(const topology::Topology& topo, const Collective& c);
 // send_recv: one transfer from the group's first rank to its second, whatever the algorithm.
 plan::CommPlan plan_point_to_point(const topology::Topology& topo, const Collective& c);
 

@@ -15,6 +15,12 @@ const std::vector<CollectiveAlgorithm>& collective_algorithms() {
       {Algorithm::hierarchical, "hierarchical", {K::all_reduce}, &plan_hierarchical},
       {Algorithm::direct, "direct", {K::all_to_all}, &plan_direct},
       {Algorithm::nvls, "nvls", {K::all_reduce}, &plan_nvls, &nvls_available},
+      {Algorithm::nvls_tree, "nvls_tree", {K::all_reduce}, &plan_nvls_tree, &nvls_tree_available},
+      {Algorithm::collnet_direct,
+       "collnet_direct",
+       {K::all_reduce},
+       &plan_collnet_direct,
+       &collnet_available},
   };
   return registry;
 }

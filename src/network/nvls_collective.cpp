@@ -6,7 +6,11 @@
 // bytes against the ring's 2 S (n-1)/n, so NVLS's busbw is 2(n-1)/(n+1) x the port bandwidth against the
 // ring's 1x: flows from every GPU into its NVSwitch vertex and back, routed over the GPU's NVLink port.
 // The switch's reduction rate and NCCL's fewer NVLS channels are the profile's nvls bandwidth_factor.
+// Across servers (NCCL's multi-node NVLS, with InfiniBand SHARP) each server reduces this way and its ranks'
+// shares meet in the SHARP trees of collnet_collective.cpp.
 #include <fmt/format.h>
+
+#include <set>
 
 #include "collective_planners.hpp"
 #include "podsim/core/error.hpp"
@@ -16,35 +20,70 @@ namespace podsim::network {
 
 using topology::Topology;
 
+namespace {
+
+bool one_domain(const topology::GpuClusterData& gpu, const Collective& c) {
+  int sw = gpu.nvswitch_of(c.group.front());
+  for (int d : c.group)
+    if (gpu.nvswitch_of(d) != sw) return false;
+  return true;
+}
+
+// Across servers NVLS needs the InfiniBand switches to reduce too (CollNet between the servers): every
+// server its own NVLink domain with two or more ranks, and a SHARP tree per rank position.
+bool multi_node(const Topology& topo, const Collective& c) {
+  const auto* gpu = topo.family<topology::GpuClusterData>();
+  if (!topo.fabric_profile.protocol("collnet", "simple")) return false;
+  auto nodes = members_by_node(topo, c.group);
+  std::set<int> switches;
+  for (const auto& members : nodes) {
+    if (members.size() < 2) return false;
+    for (int d : members) switches.insert(gpu->nvswitch_of(d));
+  }
+  return switches.size() == nodes.size() && sharp_available(topo, nodes);
+}
+
+}  // namespace
+
 bool nvls_available(const Topology& topo, const Collective& c) {
   const auto* gpu = topo.family<topology::GpuClusterData>();
   if (!gpu || gpu->nvswitch_of_device.empty() || c.group.size() < 2) return false;
   if (!topo.fabric_profile.protocol("nvls", "simple")) return false;  // the fabric has no NVLS
-  int sw = gpu->nvswitch_of(c.group.front());
-  for (int d : c.group)
-    if (gpu->nvswitch_of(d) != sw) return false;  // NVLS reduces inside one NVLink domain only
-  return true;
+  return one_domain(*gpu, c) || multi_node(topo, c);
 }
 
 plan::CommPlan plan_nvls(const Topology& topo, const Collective& c) {
   if (!nvls_available(topo, c))
     throw InputError(fmt::format(
         "algorithm nvls (NVLink SHARP) needs every rank on one NVLink domain of a topology whose fabric "
-        "profile has `protocols: nvls:` (NVSwitch with in-switch reduction: Hopper, Blackwell); {} has {}",
+        "profile has `protocols: nvls:` (NVSwitch with in-switch reduction: Hopper, Blackwell), or, across "
+        "servers, InfiniBand SHARP under them (`fabric.in_network_reduction: sharp`) with two or more ranks "
+        "per server; {} has {}",
         topo.name,
         topo.fabric_profile.protocol("nvls", "simple") ? "this group spread over several NVLink domains"
                                                        : "no NVLS in its fabric profile"));
-  const int n = static_cast<int>(c.group.size());
-  // Two steps through the switch (reduce, multicast), none across servers; only Simple exists.
+  const auto* gpu = topo.family<topology::GpuClusterData>();
+  // Two steps through the switch (reduce, multicast); only Simple exists.
   auto terms = protocol_terms(topo, "nvls", Protocol::simple, 2, 0);
-  const double per_direction = c.bytes * (1.0 + 1.0 / n) * terms.byte_scale;
-  const int sw = topo.family<topology::GpuClusterData>()->nvswitch_of(c.group.front());
+  const auto domains =
+      one_domain(*gpu, c) ? std::vector<std::vector<int>>{c.group} : members_by_node(topo, c.group);
   plan::CommPhase phase;
-  for (int d : c.group) {
-    phase.flows.push_back(plan::to_switch(d, sw, per_direction));
-    phase.flows.push_back(plan::from_switch(sw, d, per_direction));
+  for (const auto& members : domains) {
+    const int n = static_cast<int>(members.size());
+    const double per_direction = c.bytes * (1.0 + 1.0 / n) * terms.byte_scale;
+    const int sw = gpu->nvswitch_of(members.front());
+    for (int d : members) {
+      phase.flows.push_back(plan::to_switch(d, sw, per_direction));
+      phase.flows.push_back(plan::from_switch(sw, d, per_direction));
+    }
   }
   phase.latency = terms.latency;
+  if (domains.size() > 1) {  // CollNet between the servers: each rank's reduced 1/m share through SHARP
+    auto net = protocol_terms(topo, "collnet", Protocol::simple, 0, 0);
+    const double share = c.bytes * net.byte_scale / domains.front().size();
+    const int tiers = add_sharp_trees(phase, topo, domains, share);
+    phase.latency += protocol_terms(topo, "collnet", Protocol::simple, 2.0 * tiers, 2.0 * tiers).latency;
+  }
   return {phase};
 }
 

@@ -62,6 +62,8 @@ std::vector<std::string> protocol_choices() {
 const char* protocol_family(Algorithm a) {
   // Hierarchical all_reduce is made of rings, so it pays the ring's protocol costs.
   if (a == Algorithm::nvls) return "nvls";
+  if (a == Algorithm::nvls_tree) return "nvls_tree";
+  if (a == Algorithm::collnet_direct) return "collnet";
   return a == Algorithm::tree ? "tree" : a == Algorithm::direct ? nullptr : "ring";
 }
 

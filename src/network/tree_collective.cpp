@@ -73,11 +73,7 @@ plan::CommPhase tree_phase(const Topology& topo, const Collective& c) {
         both_ways(phase, members[(i + shift) % m], members[(i + 1 + shift) % m], share * trees);
       heads.push_back(members[shift % m]);
     }
-    for (int s = 0; s < servers && servers > 1; ++s) {
-      int p0 = first_tree_parent(s, servers), p1 = second_tree_parent(s, servers);
-      if (p0 >= 0) both_ways(phase, heads[s], heads[p0], share);
-      if (p1 >= 0) both_ways(phase, heads[s], heads[p1], share);
-    }
+    add_server_trees(phase, heads, share);
   }
   phase.latency =
       terms.modelled ? terms.latency : legacy_latency(topo, phase, static_cast<int>(c.group.size()));
@@ -85,6 +81,15 @@ plan::CommPhase tree_phase(const Topology& topo, const Collective& c) {
 }
 
 }  // namespace
+
+void add_server_trees(plan::CommPhase& phase, const std::vector<int>& heads, double share) {
+  const int servers = static_cast<int>(heads.size());
+  for (int s = 0; s < servers && servers > 1; ++s) {
+    int p0 = first_tree_parent(s, servers), p1 = second_tree_parent(s, servers);
+    if (p0 >= 0) both_ways(phase, heads[s], heads[p0], share);
+    if (p1 >= 0) both_ways(phase, heads[s], heads[p1], share);
+  }
+}
 
 plan::CommPlan plan_tree(const Topology& topo, const Collective& c) {
   return {tree_phase(topo, c)};

@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "podsim/core/config_choice.hpp"
 #include "podsim/core/config_node.hpp"
@@ -52,6 +53,13 @@ class RailFatTreeRouter final : public Router {
   std::vector<int> nic_leaf;         // node * nics + rail -> link (a = nic, b = leaf)
   std::vector<int> leaf_spine;       // (su * nics + rail) * spines_per_rail + j -> link (a = leaf, b = spine)
   std::vector<int> spine_core;       // spine index -> link (a = spine, b = its core plane)
+  // With in-network reduction: the link between two adjacent switches of a SHARP tree, by their vertices.
+  std::unordered_map<long long, std::pair<int, int>> switch_link;  // -> (link, its `a` vertex)
+  std::vector<int> leaf_of_nic;  // node * nics + rail -> vertex of the leaf that NIC is cabled to
+
+  static long long switch_pair(int a, int b) {
+    return static_cast<long long>(std::min(a, b)) << 32 | static_cast<unsigned>(std::max(a, b));
+  }
 
   int spine_index(int group, int rail, int j) const {
     return (group * shape.nics + rail) * shape.spines_per_rail + j;
@@ -91,15 +99,39 @@ class RailFatTreeRouter final : public Router {
     out.push_back({gpu_nic[d], false});
   }
 
-  // NVLink SHARP: between a GPU and the NVSwitch of its own NVLink domain, the GPU's NVLink port.
+  // Flows that end at a reducing switch. NVLink SHARP: between a GPU and the NVSwitch of its own NVLink
+  // domain, the GPU's NVLink port. InfiniBand SHARP: between a GPU and its rail's leaf (PCIe to its NIC,
+  // the NIC's cable), and between two adjacent switches of the aggregation tree (their link).
   void route_switch(int src_vertex, int dst_vertex, Route& out) const {
+    if (vertex_device[src_vertex] < 0 && vertex_device[dst_vertex] < 0) {
+      auto it = switch_link.find(switch_pair(src_vertex, dst_vertex));
+      if (it == switch_link.end()) fail_switch_route(src_vertex, dst_vertex);
+      out.push_back({it->second.first, it->second.second == src_vertex});
+      return;
+    }
     bool up = vertex_device[src_vertex] >= 0;
     int device = vertex_device[up ? src_vertex : dst_vertex], sw = up ? dst_vertex : src_vertex;
-    if (device < 0 || device_nvswitch[device] != sw)
-      throw std::logic_error(
-          fmt::format("gpu_cluster: no route {} -> {} (a switch end must be the GPU's NVSwitch)", src_vertex,
-                      dst_vertex));
-    out.push_back({gpu_nvswitch[device], up});
+    if (device_nvswitch[device] == sw) {
+      out.push_back({gpu_nvswitch[device], up});
+      return;
+    }
+    int node = device / shape.gpus, rail = device_rail[device];
+    if (leaf_of_nic.empty() || leaf_of_nic[node * shape.nics + rail] != sw)
+      fail_switch_route(src_vertex, dst_vertex);
+    if (up) {
+      out.push_back({gpu_nic[device], true});
+      out.push_back({nic_leaf[node * shape.nics + rail], true});
+    } else {
+      out.push_back({nic_leaf[node * shape.nics + rail], false});
+      out.push_back({gpu_nic[device], false});
+    }
+  }
+
+  [[noreturn]] static void fail_switch_route(int src_vertex, int dst_vertex) {
+    throw std::logic_error(fmt::format(
+        "gpu_cluster: no route {} -> {} (a switch end must be the GPU's NVSwitch, or with in-network "
+        "reduction its rail's leaf or the next switch of the aggregation tree)",
+        src_vertex, dst_vertex));
   }
 
   std::string describe() const override {
@@ -124,6 +156,7 @@ struct GpuClusterSpec {
   int radix = 0;
   double hop_lat = 0, oversub = 1;
   int domain_devices = 0;  // devices on one NVLink domain
+  bool sharp = false;      // fabric.in_network_reduction: sharp (the InfiniBand switches reduce)
 };
 
 // Link bandwidths that follow from the sizing of the tree (see size_fat_tree).
@@ -195,6 +228,8 @@ void read_fabric(const ConfigNode& root, FatTreeShape& shape, GpuClusterSpec& sp
   spec.hop_lat = fabric.non_negative_or("hop_latency_us", 0.6) * 1e-6;
   spec.oversub = fabric.positive_or("oversubscription", 1.0);
   if (spec.oversub < 1) fabric.fail("oversubscription", "must be 1 (non-blocking) or more (e.g. 2 for 2:1)");
+  // NCCL runs CollNet (SHARP) only when asked (NCCL_COLLNET_ENABLE=1 with the SHARP plugin): off by default.
+  spec.sharp = fabric.choice_or("in_network_reduction", {"none", "sharp"}, "none") == "sharp";
   fabric.reject_unknown_keys();
   if (shape.su_nodes > spec.radix)
     fabric.fail("scalable_unit_nodes", fmt::format("an SU of {} servers needs leaves with more than {} ports",
@@ -279,11 +314,14 @@ std::vector<int> add_leaves(Topology& topo, RailFatTreeRouter& router, const Gpu
       leaf_vertex[su * nics + r] =
           topo.add_vertex({VertexKind::switch_, fmt::format("su{}/leaf{}", su, r), "leaf", -1});
   router.nic_leaf.resize(static_cast<size_t>(shape.nodes) * nics);
+  router.leaf_of_nic.resize(router.nic_leaf.size());
   for (int n = 0; n < shape.nodes; ++n)
-    for (int r = 0; r < nics; ++r)
+    for (int r = 0; r < nics; ++r) {
+      int leaf = leaf_vertex[(n / shape.su_nodes) * nics + r];
       router.nic_leaf[n * nics + r] =
-          topo.add_link(nic_vertex[n * nics + r], leaf_vertex[(n / shape.su_nodes) * nics + r], spec.nic_bw,
-                        spec.hop_lat, LinkClass::infiniband);
+          topo.add_link(nic_vertex[n * nics + r], leaf, spec.nic_bw, spec.hop_lat, LinkClass::infiniband);
+      router.leaf_of_nic[n * nics + r] = leaf;
+    }
   return leaf_vertex;
 }
 
@@ -377,6 +415,29 @@ void describe_gpu_cluster(Topology& topo, const FatTreeShape& shape, const GpuCl
   if (topo.host.has_memory() || topo.host.has_ssd()) topo.facts.push_back({"host", describe_host(topo.host)});
 }
 
+// InfiniBand SHARP's aggregation tree per rail: every device's leaf, spine 0 of its group and rail, and
+// core plane (rail, 0), as far as the fabric has tiers. One tree per rail: SHARP reduces a rail's servers
+// through one tree, whose links each carry the reduced data once per direction. Records the switch links
+// of those trees for the router.
+std::vector<std::array<int, 3>> sharp_uplinks(const Topology& topo, RailFatTreeRouter& router) {
+  const FatTreeShape& shape = router.shape;
+  std::vector<std::array<int, 3>> up(static_cast<size_t>(shape.nodes) * shape.gpus, {-1, -1, -1});
+  if (router.nic_leaf.empty()) return up;  // one server: no fabric to reduce in
+  for (int d = 0; d < static_cast<int>(up.size()); ++d) {
+    int node = d / shape.gpus, rail = router.device_rail[d], su = node / shape.su_nodes;
+    up[d][0] = router.leaf_of_nic[node * shape.nics + rail];
+    if (router.leaf_spine.empty()) continue;
+    int ls = router.leaf_spine[(su * shape.nics + rail) * shape.spines_per_rail];
+    up[d][1] = topo.links[ls].b;
+    router.switch_link[RailFatTreeRouter::switch_pair(up[d][0], up[d][1])] = {ls, topo.links[ls].a};
+    if (router.spine_core.empty()) continue;
+    int sc = router.spine_core[router.spine_index(su / shape.sus_per_group, rail, 0)];
+    up[d][2] = topo.links[sc].b;
+    router.switch_link[RailFatTreeRouter::switch_pair(up[d][1], up[d][2])] = {sc, topo.links[sc].a};
+  }
+  return up;
+}
+
 }  // namespace
 
 Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) {
@@ -410,9 +471,17 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   router->vertex_device.resize(topo.vertices.size(), -1);  // switches added last map to no device
   topo.set_rails(std::move(rails));
   describe_gpu_cluster(topo, shape, spec);
-  topo.set_family(std::make_shared<const GpuClusterData>(GpuClusterData{router->device_nvswitch}));
+  GpuClusterData family{router->device_nvswitch, {}};
+  if (spec.sharp) family.reduction_uplinks = sharp_uplinks(topo, *router);
+  topo.set_family(std::make_shared<const GpuClusterData>(std::move(family)));
   topo.set_router(std::move(router));
   apply_fabric_profile(topo, root, base_dir);
+  if (spec.sharp && !topo.fabric_profile.protocol("collnet", "simple"))
+    root.child("fabric").fail(
+        "in_network_reduction",
+        fmt::format("sharp needs the fabric profile ({}) to calibrate in-network reduction "
+                    "(`protocols: collnet: simple:`); use none, or a profile that has it",
+                    topo.fabric_profile_path));
   return topo;
 }
 

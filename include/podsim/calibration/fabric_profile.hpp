@@ -45,9 +45,10 @@ inline const std::vector<std::string>& protocol_names() {
   static const std::vector<std::string> names = {"ll", "ll128", "simple"};
   return names;
 }
-// The algorithms whose protocols a profile may describe.
+// The algorithms whose protocols a profile may describe. nvls_tree: NVLink SHARP inside each server, a tree
+// across them; collnet: the scale-out switches reduce (InfiniBand SHARP), present only where they do.
 inline const std::vector<std::string>& protocol_algorithm_names() {
-  static const std::vector<std::string> names = {"ring", "tree", "nvls"};
+  static const std::vector<std::string> names = {"ring", "tree", "nvls", "nvls_tree", "collnet"};
   return names;
 }
 

@@ -2,6 +2,7 @@
 // its YAML kind; loader.cpp maps `kind:` to these.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct GpuClusterData {
   // device rank -> vertex of its NVLink domain's NVSwitch: where in-switch reduction (NVLS) flows end.
   std::vector<int> nvswitch_of_device;
   int nvswitch_of(int device) const { return nvswitch_of_device.at(device); }
+  // With `fabric.in_network_reduction: sharp` (InfiniBand SHARP): device rank -> the switches above it on
+  // its rail's aggregation tree, lowest first (leaf, spine, core plane; -1 past the tiers the fabric has).
+  // The router routes a device to its rail's leaf and a switch to the next one up. Empty: no SHARP.
+  std::vector<std::array<int, 3>> reduction_uplinks;
+  bool in_network_reduction() const { return !reduction_uplinks.empty(); }
 };
 struct CpuClusterData {};
 

@@ -42,6 +42,10 @@ plan::CommPlan plan_direct(const topology::Topology& topo, const Collective& c);
 // every rank is on one NVLink domain and the fabric profile models `nvls`; otherwise an input error.
 plan::CommPlan plan_nvls(const topology::Topology& topo, const Collective& c);
 bool nvls_available(const topology::Topology& topo, const Collective& c);
+// NVLS inside one NVLink domain: every member's `bytes` (wire bytes) into its NVSwitch vertex and the
+// reduced result back, S (1 + 1/n) per GPU port and direction.
+void add_nvls_domain(plan::CommPhase& phase, const topology::Topology& topo, const std::vector<int>& members,
+                     double bytes);
 // NVLSTree all_reduce (nvls_tree_collective.cpp): NVLS inside each NVLink domain, a tree across them.
 plan::CommPlan plan_nvls_tree(const topology::Topology& topo, const Collective& c);
 bool nvls_tree_available(const topology::Topology& topo, const Collective& c);

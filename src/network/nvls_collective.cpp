@@ -45,6 +45,16 @@ bool multi_node(const Topology& topo, const Collective& c) {
 
 }  // namespace
 
+void add_nvls_domain(plan::CommPhase& phase, const Topology& topo, const std::vector<int>& members,
+                     double bytes) {
+  const int sw = topo.family<topology::GpuClusterData>()->nvswitch_of(members.front());
+  const double per_direction = bytes * (1.0 + 1.0 / static_cast<double>(members.size()));
+  for (int d : members) {
+    phase.flows.push_back(plan::to_switch(d, sw, per_direction));
+    phase.flows.push_back(plan::from_switch(sw, d, per_direction));
+  }
+}
+
 bool nvls_available(const Topology& topo, const Collective& c) {
   const auto* gpu = topo.family<topology::GpuClusterData>();
   if (!gpu || gpu->nvswitch_of_device.empty() || c.group.size() < 2) return false;
@@ -68,15 +78,7 @@ plan::CommPlan plan_nvls(const Topology& topo, const Collective& c) {
   const auto domains =
       one_domain(*gpu, c) ? std::vector<std::vector<int>>{c.group} : members_by_node(topo, c.group);
   plan::CommPhase phase;
-  for (const auto& members : domains) {
-    const int n = static_cast<int>(members.size());
-    const double per_direction = c.bytes * (1.0 + 1.0 / n) * terms.byte_scale;
-    const int sw = gpu->nvswitch_of(members.front());
-    for (int d : members) {
-      phase.flows.push_back(plan::to_switch(d, sw, per_direction));
-      phase.flows.push_back(plan::from_switch(sw, d, per_direction));
-    }
-  }
+  for (const auto& members : domains) add_nvls_domain(phase, topo, members, c.bytes * terms.byte_scale);
   phase.latency = terms.latency;
   if (domains.size() > 1) {  // CollNet between the servers: each rank's reduced 1/m share through SHARP
     auto net = protocol_terms(topo, "collnet", Protocol::simple, 0, 0);

@@ -64,15 +64,7 @@ plan::CommPlan plan_nvls_tree(const Topology& topo, const Collective& c) {
   // bandwidth factor there, the nvls_tree one on the tree.
   const double switch_scale = protocol_terms(topo, "nvls", Protocol::simple, 0, 0).byte_scale;
   plan::CommPhase phase;
-  for (const auto& members : domains) {
-    const int n = static_cast<int>(members.size());
-    const int sw = gpu->nvswitch_of(members.front());
-    const double per_direction = c.bytes * (1.0 + 1.0 / n) * switch_scale;
-    for (int d : members) {
-      phase.flows.push_back(plan::to_switch(d, sw, per_direction));
-      phase.flows.push_back(plan::from_switch(sw, d, per_direction));
-    }
-  }
+  for (const auto& members : domains) add_nvls_domain(phase, topo, members, c.bytes * switch_scale);
   const double share = c.bytes * terms.byte_scale / (2 * channels);  // two trees per channel
   for (int ch = 0; ch < channels; ++ch) {
     std::vector<int> heads;

@@ -212,3 +212,36 @@ TEST(NvlsOverSharp, ServersReduceInTheirSwitchAndTheFabricBetween) {
   auto plain = preset("dgx-h100-superpod", {{"nodes", "8"}});
   EXPECT_THROW(network::plan_collective(plain, c), InputError);
 }
+
+TEST(Pat, LogarithmicStepsWinSmallGathersAtScaleRingsKeepLargeOnes) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "128"}});
+  auto gather = [](int n, double bytes, Algorithm a) {
+    std::vector<int> group;
+    for (int i = 0; i < n; ++i) group.push_back(8 * i);  // GPU 0 of each server: one rank per server
+    auto c = network::make_collective(CollectiveKind::all_gather, group, bytes);
+    c.algorithm = a;
+    return c;
+  };
+  // Every rank sends (n-1)/n of the buffer in log2(n) steps; the most data to the nearest rank.
+  auto plan = network::plan_collective(topo, gather(128, 1e9, Algorithm::pat));
+  ASSERT_EQ(plan.size(), 1u);
+  double sent = 0;
+  for (const auto& f : plan[0].flows)
+    if (f.src == 0) sent += f.bytes;
+  EXPECT_NEAR(sent, 1e9 * 127 / 128 / 0.8, 1e-3 * sent);  // over the profile's pat bandwidth factor
+  EXPECT_GT(plan[0].flows.front().bytes, plan[0].flows.back().bytes);
+  // Latency: 7 network steps against the ring's 127.
+  EXPECT_LT(seconds(topo, gather(128, 8, Algorithm::pat)),
+            0.5 * seconds(topo, gather(128, 8, Algorithm::ring)));
+  EXPECT_EQ(pick(topo, gather(128, 1 << 20, Algorithm::automatic)), Algorithm::pat);
+  EXPECT_EQ(pick(topo, gather(128, 4 * kGiB, Algorithm::automatic)), Algorithm::ring);
+  auto rs = gather(16, 8, Algorithm::pat);
+  rs.kind = CollectiveKind::reduce_scatter;
+  EXPECT_GT(seconds(topo, rs), 0);
+  // Two ranks on one server: NCCL does not run PAT there.
+  auto two = network::make_collective(CollectiveKind::all_gather, {0, 1, 8, 9}, 1e6);
+  two.algorithm = Algorithm::pat;
+  std::string msg = error_of([&] { network::plan_collective(topo, two); });
+  EXPECT_NE(msg.find("one rank per server"), std::string::npos) << msg;
+  EXPECT_NE(pick(topo, two), Algorithm::pat);
+}

@@ -74,6 +74,8 @@ TEST(CollectiveRegistry, NamesKindsAndPlanners) {
   EXPECT_EQ(network::algorithm_names(network::CollectiveKind::all_reduce),
             (std::vector<std::string>{"ring", "tree", "hierarchical", "nvls", "nvls_tree", "collnet_direct",
                                       "auto"}));
+  EXPECT_EQ(network::algorithm_names(network::CollectiveKind::all_gather),
+            (std::vector<std::string>{"ring", "pat", "auto"}));
   // An algorithm that does not plan a kind falls back to the kind's default.
   EXPECT_EQ(network::planner_for(network::CollectiveKind::all_gather, network::Algorithm::tree),
             network::planner_for(network::CollectiveKind::all_gather, network::Algorithm::ring));
@@ -81,10 +83,10 @@ TEST(CollectiveRegistry, NamesKindsAndPlanners) {
     network::parse_algorithm("butterfly");
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(),
-                 "unknown algorithm 'butterfly' (valid: ring, tree, hierarchical, direct, nvls, nvls_tree, "
-                 "collnet_direct, "
-                 "auto)");
+    EXPECT_STREQ(
+        e.what(),
+        "unknown algorithm 'butterfly' (valid: ring, tree, hierarchical, direct, nvls, nvls_tree, pat, "
+        "collnet_direct, auto)");
   }
 }
 

@@ -151,7 +151,7 @@ TEST(NcclProtocols, ProfileRejectsUnknownProtocolsAndAlgorithms) {
     return path;
   };
   EXPECT_THROW(calibration::load_fabric_profile(write("  ring: {fast: {base_us: 1}}\n")), InputError);
-  EXPECT_THROW(calibration::load_fabric_profile(write("  pat: {simple: {base_us: 1}}\n")), InputError);
+  EXPECT_THROW(calibration::load_fabric_profile(write("  butterfly: {simple: {base_us: 1}}\n")), InputError);
   EXPECT_THROW(calibration::load_fabric_profile(write("  ring: {ll: {base_us: 1}}\n")),
                InputError);  // no simple
   EXPECT_THROW(calibration::load_fabric_profile(write("  ring: {simple: {bandwidth_factor: 1.5}}\n")),

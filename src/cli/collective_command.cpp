@@ -57,7 +57,8 @@ void add_collective_command(CLI::App& app) {
       "NVLink SHARP in one NVLink domain, or per server with InfiniBand SHARP between), nvls_tree "
       "(all_reduce; "
       "NVLS in each server, a tree across), collnet_direct (all_reduce; InfiniBand SHARP, needs "
-      "fabric.in_network_reduction: sharp) or direct (all_to_all); like NCCL_ALGO");
+      "fabric.in_network_reduction: sharp), pat (all_gather, reduce_scatter; one rank per server) or direct "
+      "(all_to_all); like NCCL_ALGO");
   cmd->add_option(
       "--protocol,-p", opt->protocol,
       "auto (default), LL, LL128 or Simple, like NCCL_PROTO (profiles without `protocols:` model Simple)");

@@ -57,6 +57,9 @@ int add_sharp_trees(plan::CommPhase& phase, const topology::Topology& topo,
                     const std::vector<std::vector<int>>& nodes, double share);
 plan::CommPlan plan_collnet_direct(const topology::Topology& topo, const Collective& c);
 bool collnet_available(const topology::Topology& topo, const Collective& c);
+// PAT all_gather / reduce_scatter (pat_collective.cpp): one rank per server, log2(n) steps.
+plan::CommPlan plan_pat(const topology::Topology& topo, const Collective& c);
+bool pat_available(const topology::Topology& topo, const Collective& c);
 // send_recv: one transfer from the group's first rank to its second, whatever the algorithm.
 plan::CommPlan plan_point_to_point(const topology::Topology& topo, const Collective& c);
 

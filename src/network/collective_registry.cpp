@@ -16,6 +16,7 @@ const std::vector<CollectiveAlgorithm>& collective_algorithms() {
       {Algorithm::direct, "direct", {K::all_to_all}, &plan_direct},
       {Algorithm::nvls, "nvls", {K::all_reduce}, &plan_nvls, &nvls_available},
       {Algorithm::nvls_tree, "nvls_tree", {K::all_reduce}, &plan_nvls_tree, &nvls_tree_available},
+      {Algorithm::pat, "pat", {K::all_gather, K::reduce_scatter}, &plan_pat, &pat_available},
       {Algorithm::collnet_direct,
        "collnet_direct",
        {K::all_reduce},

@@ -64,6 +64,7 @@ const char* protocol_family(Algorithm a) {
   if (a == Algorithm::nvls) return "nvls";
   if (a == Algorithm::nvls_tree) return "nvls_tree";
   if (a == Algorithm::collnet_direct) return "collnet";
+  if (a == Algorithm::pat) return "pat";
   return a == Algorithm::tree ? "tree" : a == Algorithm::direct ? nullptr : "ring";
 }
 

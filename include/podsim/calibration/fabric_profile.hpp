@@ -46,9 +46,10 @@ inline const std::vector<std::string>& protocol_names() {
   return names;
 }
 // The algorithms whose protocols a profile may describe. nvls_tree: NVLink SHARP inside each server, a tree
-// across them; collnet: the scale-out switches reduce (InfiniBand SHARP), present only where they do.
+// across them; pat: NCCL's PAT all_gather / reduce_scatter; collnet: the scale-out switches reduce
+// (InfiniBand SHARP), present only where they do.
 inline const std::vector<std::string>& protocol_algorithm_names() {
-  static const std::vector<std::string> names = {"ring", "tree", "nvls", "nvls_tree", "collnet"};
+  static const std::vector<std::string> names = {"ring", "tree", "nvls", "nvls_tree", "pat", "collnet"};
   return names;
 }
 

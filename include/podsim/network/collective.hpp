@@ -28,7 +28,8 @@ inline constexpr auto kCollectiveKindNames =
 // nvls: NVLink SHARP, the reduction done in the NVSwitch (one NVLink domain, or servers over InfiniBand
 // SHARP; nvls_collective.cpp). nvls_tree: NVLS inside each domain, NCCL's tree across them. collnet_direct:
 // InfiniBand SHARP across servers, direct exchange inside them (collnet_collective.cpp).
-enum class Algorithm { ring, tree, hierarchical, direct, nvls, nvls_tree, collnet_direct, automatic };
+// pat: NCCL's PAT all_gather / reduce_scatter, one rank per server (pat_collective.cpp).
+enum class Algorithm { ring, tree, hierarchical, direct, nvls, nvls_tree, pat, collnet_direct, automatic };
 // NCCL's protocols (NCCL_PROTO): LL (8-byte flag+data lines: lowest latency, half the bandwidth), LL128
 // (128-byte lines, 120 of payload), Simple (full bandwidth, highest latency). `automatic` picks by predicted
 // time. Profiles without `protocols:` model one protocol (launch + step latencies, full bandwidth).

@@ -400,6 +400,9 @@ void describe_gpu_cluster(Topology& topo, const FatTreeShape& shape, const GpuCl
                          "{} switches, each plane modelled as one non-blocking switch)",
                          shape.groups, shape.sus_per_group, shape.spines_per_rail, shape.cores_per_plane)},
       {"oversubscription", fmt::format("{}:1", spec.oversub)},
+      {"SHARP", spec.sharp ? std::string("InfiniBand switches reduce, one aggregation tree per rail "
+                                         "(collnet_direct, nvls across servers)")
+                           : std::string("off (fabric.in_network_reduction: sharp turns it on)")},
   };
   if (shape.groups > 1)
     topo.facts.push_back(

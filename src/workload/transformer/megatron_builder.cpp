@@ -249,6 +249,10 @@ std::vector<std::string> StepBuilder::notes() const {
           : std::string("attention: unfused kernels with the s x s scores in HBM (training.attention: "
                         "unfused); mfu counts attention over the full s x s scores (Megatron SC21 Eq. 3), "
                         "mfu_causal the causal count"));
+  if (p_ > 1 && v_ > 1)
+    n.push_back(
+        "pipeline: each transfer holds both stages until it is done (Megatron-Core's overlap_p2p_comm, "
+        "which Megatron-Bridge turns on whenever virtual stages > 1, posts receives early: not modelled)");
   if (w_.parallel.sequence_parallel)
     n.push_back(
         "sequence parallelism: backward all-gathers that Megatron overlaps with weight-gradient GEMMs are "

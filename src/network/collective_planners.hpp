@@ -2,12 +2,15 @@
 // they share. Private to the network layer: everything else goes through plan_collective.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "podsim/network/collective.hpp"
 
 namespace podsim::network {
 
+// The group's members grouped by `key` (a server, an NVLink domain), groups in order of first appearance.
+std::vector<std::vector<int>> members_by(const std::vector<int>& group, const std::function<int(int)>& key);
 // The group's members per server, servers in order of first appearance.
 std::vector<std::vector<int>> members_by_node(const topology::Topology& topo, const std::vector<int>& group);
 // One phase of NCCL-style rings (one per rail when the group spans several GPUs on several servers).

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
 
 #include "collective_planners.hpp"
 #include "podsim/core/error.hpp"
@@ -23,21 +22,15 @@ namespace {
 // The group's members per NVLink domain, domains in order of first appearance.
 std::vector<std::vector<int>> members_by_domain(const topology::GpuClusterData& gpu,
                                                 const std::vector<int>& group) {
-  std::vector<std::vector<int>> out;
-  std::map<int, size_t> index;
-  for (int d : group) {
-    auto [it, fresh] = index.try_emplace(gpu.nvswitch_of(d), out.size());
-    if (fresh) out.emplace_back();
-    out[it->second].push_back(d);
-  }
-  return out;
+  return members_by(group, [&](int d) { return gpu.nvswitch_of(d); });
 }
 
 }  // namespace
 
 bool nvls_tree_available(const Topology& topo, const Collective& c) {
   const auto* gpu = topo.family<topology::GpuClusterData>();
-  if (!gpu || gpu->nvswitch_of_device.empty() || !topo.fabric_profile.protocol("nvls_tree", "simple"))
+  if (!gpu || gpu->nvswitch_of_device.empty() || !topo.fabric_profile.protocol("nvls_tree", "simple") ||
+      !topo.fabric_profile.protocol("nvls", "simple"))  // the NVLS part runs at the nvls factor
     return false;
   auto domains = members_by_domain(*gpu, c.group);
   if (domains.size() < 2) return false;  // one domain: plain NVLS

@@ -42,7 +42,7 @@ plan::CommPlan plan_pat(const Topology& topo, const Collective& c) {
     const int distance = 1 << j;
     const double bytes = block * std::ldexp(1.0, steps - 1 - j);
     for (int r = 0; r < n; ++r) {
-      // all_gather sends towards lower ranks' data holders; reduce_scatter is its mirror: the same links.
+      // reduce_scatter runs these steps in reverse (r -> r - distance), which loads full-duplex links alike.
       int to = (r + distance) % n;
       if (to != r) phase.flows.push_back({c.group[r], c.group[to], bytes});
     }

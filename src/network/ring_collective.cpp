@@ -1,5 +1,6 @@
 // Ring collectives (all_reduce, all_gather, reduce_scatter, broadcast), NCCL-style channels.
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -35,21 +36,19 @@ double ring_edge_bytes(CollectiveKind kind, int n, double bytes) {
 
 }  // namespace
 
-// The group's members per server, servers in order of first appearance.
-std::vector<std::vector<int>> members_by_node(const Topology& topo, const std::vector<int>& group) {
+std::vector<std::vector<int>> members_by(const std::vector<int>& group, const std::function<int(int)>& key) {
   std::vector<std::vector<int>> out;
   std::map<int, size_t> index;
   for (int d : group) {
-    int node = topo.node_of(d);
-    auto it = index.find(node);
-    if (it == index.end()) {
-      index[node] = out.size();
-      out.push_back({d});
-    } else {
-      out[it->second].push_back(d);
-    }
+    auto [it, fresh] = index.try_emplace(key(d), out.size());
+    if (fresh) out.emplace_back();
+    out[it->second].push_back(d);
   }
   return out;
+}
+
+std::vector<std::vector<int>> members_by_node(const Topology& topo, const std::vector<int>& group) {
+  return members_by(group, [&](int d) { return topo.node_of(d); });
 }
 
 int rail_channels(const Topology& topo, const std::vector<std::vector<int>>& nodes) {

@@ -36,7 +36,16 @@ ComputeModel ComputeModel::without_sms(int sms) const {
   double share = static_cast<double>(r.sm_count) / rates_.sm_count;  // the per-SM rate stays
   r.peak_flops *= share;
   if (r.attention_peak_flops > 0) r.attention_peak_flops *= share;
-  return ComputeModel(profile_, r);
+  ComputeModel narrowed(profile_, r);
+  return split_accumulator_ ? narrowed.with_split_accumulator() : narrowed;
+}
+
+ComputeModel ComputeModel::with_split_accumulator() const {
+  if (split_accumulator_) return *this;
+  ComputeModel m = *this;
+  m.split_accumulator_ = true;
+  m.mainloop_ *= profile_.gemm.split_accumulator_scale(rates_.format);
+  return m;
 }
 
 double ComputeModel::gemm_time(const GemmShape& s, const GemmTile& tile, int split, double* waves_out) const {

@@ -44,6 +44,11 @@ DeviceProfile load_device_profile(const std::string& path) {
     ConfigNode formats = gemm.child("format_efficiency");
     for (const auto& key : formats.keys()) p.gemm.format_efficiency[key] = formats.fraction_or(key, 1.0);
   }
+  if (gemm.has("split_accumulator_efficiency")) {
+    ConfigNode formats = gemm.child("split_accumulator_efficiency");
+    for (const auto& key : formats.keys())
+      p.gemm.split_accumulator_efficiency[key] = formats.fraction_or(key, 1.0);
+  }
   gemm.reject_unknown_keys();
   if (root.has("attention")) {
     ConfigNode att = root.child("attention");

@@ -81,6 +81,12 @@ class ComputeModel {
   // The same device with `sms` fewer SMs for the kernel (a communication kernel holds them: Transformer
   // Engine's userbuffers launch the GEMM beside it with an SM margin); at least one SM stays.
   ComputeModel without_sms(int sms) const;
+  // The same device running its GEMMs with the split fp32 accumulator (Transformer Engine's dgrad and
+  // wgrad GEMMs under fp8): the main loop scaled by the profile's gemm.split_accumulator_efficiency of the
+  // format in use (1 where the format has no fast-accumulation mode). Memory-bound and attention kernels
+  // are unchanged; sixteen_bit() of the result is plain 16-bit again.
+  ComputeModel with_split_accumulator() const;
+  bool split_accumulator() const { return split_accumulator_; }
   int sm_count() const { return rates_.sm_count; }
   const DeviceRates& rates() const { return rates_; }
 
@@ -91,6 +97,7 @@ class ComputeModel {
   AttentionEstimate fused_attention(const AttentionShape& a, double flops, double bytes, double eff) const;
   double per_sm_flops_;  // sustained per-SM tensor peak
   double mainloop_;      // main-loop efficiency of the GEMM format in use
+  bool split_accumulator_ = false;
 };
 
 // The main-loop efficiency that makes the model reproduce a measured GEMM throughput at one shape

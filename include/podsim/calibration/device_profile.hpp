@@ -36,6 +36,16 @@ struct GemmParams {
     auto it = format_efficiency.find(format);
     return it == format_efficiency.end() ? 1.0 : it->second;
   }
+  // Main-loop efficiency of a GEMM format run with the split (periodically promoted) fp32 accumulator,
+  // relative to its fast accumulation (profile key gemm.split_accumulator_efficiency: {fp8: 0.87}).
+  // Hopper's fp8 tensor cores accumulate in reduced precision; cuBLASLt's default (CUBLASLT_MATMUL_DESC_
+  // FAST_ACCUM 0) promotes the partial sums to fp32 registers every few k-steps, which costs main-loop
+  // time. A format not listed has no such mode (Blackwell accumulates in full fp32): 1.0.
+  std::map<std::string, double> split_accumulator_efficiency;
+  double split_accumulator_scale(const std::string& format) const {
+    auto it = split_accumulator_efficiency.find(format);
+    return it == split_accumulator_efficiency.end() ? 1.0 : it->second;
+  }
 };
 
 // A fused attention kernel (FlashAttention-2/-3, cuDNN fused attention): the fraction of the 16-bit tensor

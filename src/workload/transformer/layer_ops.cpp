@@ -1,6 +1,7 @@
 #include "podsim/workload/transformer/layer_ops.hpp"
 
 #include "layer_shapes.hpp"
+#include "podsim/workload/transformer/gemm_accumulation.hpp"
 #include "podsim/workload/transformer/mla_math.hpp"
 #include "podsim/workload/transformer/mla_ops.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
@@ -361,8 +362,10 @@ void append_kernels(std::vector<KernelCost>& kernels, const char* group, const P
 LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm) {
   Shapes x = layer_shapes(w, micro_batch);
   LayerCosts c;
-  c.forward = forward_pass(w, cm, x);
-  c.backward = backward_pass(w, cm, x);
+  // The backward's fp8 GEMMs (dgrad, wgrad) accumulate as the recipe says (gemm_accumulation.hpp); the
+  // kernels that are not Transformer Engine fp8 GEMMs cost the same under either model.
+  c.forward = forward_pass(w, gemm_model(w, cm, GemmPass::fprop), x);
+  c.backward = backward_pass(w, gemm_model(w, cm, GemmPass::dgrad), x);
   if (w.training.recompute == Recompute::full) {
     c.recompute = c.forward;
   } else if (w.training.recompute == Recompute::selective) {
@@ -371,9 +374,10 @@ LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeMo
   return c;
 }
 
-PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm,
+PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const ComputeModel& model,
                              bool dense_mlp) {
   Shapes x = layer_shapes(w, micro_batch);
+  const ComputeModel cm = gemm_model(w, model, GemmPass::fprop);  // forward kernels run again
   PassCost p;
   if (recomputes_mla_up_proj(w)) {  // rank-local: the checkpoint keeps the gathered latents
     MlaSeconds unused;

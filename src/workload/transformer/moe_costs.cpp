@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "podsim/workload/transformer/gemm_accumulation.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/recompute_modules.hpp"
@@ -118,9 +119,13 @@ MoeTraffic moe_traffic(const WorkloadConfig& w, int micro_batch) {
   return t;
 }
 
-MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm,
+MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& model,
                               const LayerCosts& dense) {
   MoeLayerCosts c;
+  // The experts' GEMMs are Transformer Engine's (GroupedLinear): forward and backward accumulate as the
+  // recipe says (gemm_accumulation.hpp); the memory-bound kernels cost the same under either model.
+  const ComputeModel cm = gemm_model(w, model, GemmPass::fprop);
+  const ComputeModel cmb = gemm_model(w, model, GemmPass::dgrad);
   c.traffic = moe_traffic(w, micro_batch);
   const MoeTraffic& t = c.traffic;
   Dims d = dims(w);
@@ -150,10 +155,10 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
 
   bwd.add(memory_cost(cm, "MoE unpermute backward", (copies + n) * d.h * d.eb));
   if (d.quantize > 0) bwd.add(memory_cost(cm, "MoE fc2 grad quantize (fp8)", received * d.h * d.quantize));
-  grouped(bwd, cm, "MoE grouped fc2 dgrad/wgrad", t, d.h, d.fc2_k, d.local_experts, true);
+  grouped(bwd, cmb, "MoE grouped fc2 dgrad/wgrad", t, d.h, d.fc2_k, d.local_experts, true);
   bwd.add(memory_cost(cm, "MoE expert activation backward", (swiglu ? 5 : 3) * act * d.eb));
   if (d.quantize > 0) bwd.add(memory_cost(cm, "MoE fc1 grad quantize (fp8)", act * d.quantize));
-  grouped(bwd, cm, "MoE grouped fc1 dgrad/wgrad", t, d.fc1, d.h, d.local_experts, true);
+  grouped(bwd, cmb, "MoE grouped fc1 dgrad/wgrad", t, d.fc1, d.h, d.local_experts, true);
   bwd.add(memory_cost(cm, "MoE permute backward", (n + copies) * d.h * d.eb));
   bwd.add(memory_cost(cm, "MoE router softmax backward (fp32)", 3 * n * d.experts * 4));
   linear_backward(bwd, cm16, "MoE router dgrad", "MoE router wgrad", n, d.experts, d.h);
@@ -169,9 +174,9 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
     fwd.add(gemm_cost(cm, "MoE shared expert fc2", tokens, d.h, f));
     c.shared_forward_seconds = fwd.seconds - before;
     before = bwd.seconds;
-    linear_backward(bwd, cm, "MoE shared expert fc2 dgrad", "MoE shared expert fc2 wgrad", tokens, d.h, f);
+    linear_backward(bwd, cmb, "MoE shared expert fc2 dgrad", "MoE shared expert fc2 wgrad", tokens, d.h, f);
     bwd.add(memory_cost(cm, "MoE shared expert activation backward", (swiglu ? 5 : 3) * tokens * f * d.eb));
-    linear_backward(bwd, cm, "MoE shared expert fc1 dgrad", "MoE shared expert fc1 wgrad", tokens, fc1, d.h);
+    linear_backward(bwd, cmb, "MoE shared expert fc1 dgrad", "MoE shared expert fc1 wgrad", tokens, fc1, d.h);
     c.shared_backward_seconds = bwd.seconds - before;
   }
   if (accumulate > 0) {
@@ -187,7 +192,7 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
   if (w.training.recompute == Recompute::full)
     c.layer.recompute = fwd;
   else
-    c.layer.recompute = selective_recompute(w, micro_batch, cm, false);  // recompute_modules, MLP aside
+    c.layer.recompute = selective_recompute(w, micro_batch, model, false);  // recompute_modules, MLP aside
   moe_selective_recompute(c.layer.recompute, w, cm, t);
   return c;
 }

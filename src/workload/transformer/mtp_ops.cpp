@@ -1,6 +1,7 @@
 // Multi-token prediction modules on the last pipeline stage (mtp_ops.hpp).
 #include "podsim/workload/transformer/mtp_ops.hpp"
 
+#include "podsim/workload/transformer/gemm_accumulation.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 
@@ -66,7 +67,8 @@ void add_mtp_costs(HeadCosts& c, const WorkloadConfig& w, int micro_batch,
   // The main output layer's kernels, as the shared head runs them again on the module's hidden state.
   const PassCost head_forward = c.output_forward, head_backward = c.output_backward;
   LayerCosts layer = layer_costs(w, micro_batch, cm);
-  PassCost input_forward = module_input_forward(cm, x), input_backward = module_input_backward(cm, x);
+  PassCost input_forward = module_input_forward(gemm_model(w, cm, GemmPass::fprop), x);
+  PassCost input_backward = module_input_backward(gemm_model(w, cm, GemmPass::dgrad), x);
   for (int k = 0; k < w.model.mtp_layers; ++k) {
     c.output_forward.add(input_forward);
     c.output_forward.add(layer.forward);

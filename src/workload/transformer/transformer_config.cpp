@@ -274,6 +274,8 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.training.recompute_modules = read_recompute_modules(train, w.training.recompute, w.model, w.parallel);
   w.training.fused_cross_entropy =
       train.choice_or("cross_entropy", {"unfused", "fused"}, "unfused") == "fused";
+  w.training.fp8_fast_accumulation =
+      choice_or(train, "fp8_fast_accumulation", kFastAccumulationNames, FastAccumulation::fprop);
   std::string attention = train.choice_or("attention", {"auto", "flash", "unfused"}, "auto");
   w.training.attention_auto = attention == "auto";
   w.training.attention = attention == "flash" ? Attention::flash : Attention::unfused;

@@ -126,6 +126,13 @@ struct RecomputeModules {
   bool moe_act = false, layernorm = false;  // MoE layers only (recompute_modules.hpp)
 };
 
+// training.fp8_fast_accumulation (gemm_accumulation.hpp): which passes' fp8 GEMMs use Hopper's fast
+// accumulation; the others promote their partial sums to fp32 (the split accumulator). fprop is
+// Transformer Engine's and torchao's choice.
+enum class FastAccumulation { fprop, all, none };
+inline constexpr auto kFastAccumulationNames = name_table<FastAccumulation>(
+    {{FastAccumulation::fprop, "fprop"}, {FastAccumulation::all, "all"}, {FastAccumulation::none, "none"}});
+
 struct TrainingConfig {
   long long global_batch = 0;
   int micro_batch = 1;  // 0 = auto
@@ -137,6 +144,7 @@ struct TrainingConfig {
   // cross_entropy_loss_fusion, cross_entropy_fusion_impl te): the backward keeps only the 16-bit logits
   // (it writes the gradient into them); unfused (default) keeps them plus the fp32 softmax.
   bool fused_cross_entropy = false;
+  FastAccumulation fp8_fast_accumulation = FastAccumulation::fprop;
   double grad_reduce_bytes = 2;  // bytes per gradient element in the data-parallel reduction
   GradAccumulation grad_accumulation = GradAccumulation::fp32;
   double main_grad_bytes = 4;  // bytes per gradient element held for accumulation

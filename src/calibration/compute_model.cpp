@@ -137,12 +137,25 @@ AttentionEstimate ComputeModel::fused_attention(const AttentionShape& a, double 
   return e;
 }
 
+double ComputeModel::attention_shape_scale(const AttentionShape& a, bool forward) const {
+  const auto& at = profile_.attention;
+  double scale = at.head_dim_scale(forward, a.head_dim);
+  if (a.causal) scale *= at.causal_efficiency;
+  double overhead = forward ? at.forward_block_overhead : at.backward_block_overhead;
+  if (overhead > 0) {
+    // Blocks of 128 the loop walks; under the causal mask a block walks its share of them.
+    double walk = std::max(1.0, std::ceil((forward ? a.kv_len : a.q_len) / 128) * causal_fraction(a));
+    scale *= walk / (walk + overhead);
+  }
+  return scale;
+}
+
 AttentionEstimate ComputeModel::fused_attention_forward(const AttentionShape& a) const {
   double flops = 4 * a.batch_heads * a.q_len * a.kv_len * a.head_dim * causal_fraction(a);
   double o_bytes = a.batch_heads * a.q_len * a.head_dim * a.element_bytes;
   double lse_bytes = a.batch_heads * a.q_len * 4;  // fp32 logsumexp per query row
   return fused_attention(a, flops, qkvo_bytes(a) + o_bytes + lse_bytes,
-                         profile_.attention.forward_efficiency);
+                         profile_.attention.forward_efficiency * attention_shape_scale(a, true));
 }
 
 AttentionEstimate ComputeModel::fused_attention_backward(const AttentionShape& a) const {
@@ -151,7 +164,7 @@ AttentionEstimate ComputeModel::fused_attention_backward(const AttentionShape& a
   double lse_bytes = a.batch_heads * a.q_len * 4;
   // reads Q, K, V, O, dO, logsumexp (+ the fp32 row sums D = rowsum(dO * O)); writes dQ, dK, dV
   double bytes = qkvo_bytes(a) + 2 * o_bytes + 2 * lse_bytes + qkvo_bytes(a);
-  return fused_attention(a, flops, bytes, profile_.attention.backward_efficiency);
+  return fused_attention(a, flops, bytes, profile_.attention.backward_efficiency * attention_shape_scale(a, false));
 }
 
 double fit_mainloop_efficiency(const DeviceProfile& profile, const DeviceRates& rates, const GemmShape& shape,

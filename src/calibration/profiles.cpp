@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <filesystem>
 
 #include "podsim/calibration/device_profile.hpp"
@@ -61,6 +63,37 @@ DeviceProfile load_device_profile(const std::string& path) {
     };
     p.attention.forward_efficiency = required_fraction("forward_efficiency");
     p.attention.backward_efficiency = required_fraction("backward_efficiency");
+    p.attention.causal_efficiency = att.has("causal_efficiency") ? required_fraction("causal_efficiency") : 1.0;
+    if (att.has("block_overhead")) {
+      ConfigNode b = att.child("block_overhead");
+      p.attention.forward_block_overhead = b.non_negative_or("forward", 0);
+      p.attention.backward_block_overhead = b.non_negative_or("backward", 0);
+      b.reject_unknown_keys();
+    }
+    if (att.has("head_dim_efficiency")) {
+      ConfigNode h = att.child("head_dim_efficiency");
+      auto table = [&h](const char* pass) {
+        std::map<double, double> t;
+        if (!h.has(pass)) return t;
+        ConfigNode widths = h.child(pass);
+        for (const auto& key : widths.keys()) {
+          double width = 0;
+          try {
+            width = std::stod(key);
+          } catch (const std::exception&) {
+          }
+          if (!(width > 0))
+            widths.fail(key, "a head width (a positive number of elements per head, e.g. 128) maps to a "
+                             "relative efficiency");
+          t[width] = widths.positive(key);
+          if (t[width] > 2) widths.fail(key, "a relative efficiency is between 0 and 2");
+        }
+        return t;
+      };
+      p.attention.forward_head_dim_efficiency = table("forward");
+      p.attention.backward_head_dim_efficiency = table("backward");
+      h.reject_unknown_keys();
+    }
     att.reject_unknown_keys();
   }
   ConfigNode memory = root.child("memory");
@@ -76,6 +109,17 @@ DeviceProfile load_device_profile(const std::string& path) {
   p.provenance = read_provenance(root);
   root.reject_unknown_keys();
   return p;
+}
+
+double FusedAttentionParams::head_dim_scale(bool forward, double head_dim) const {
+  const auto& t = forward ? forward_head_dim_efficiency : backward_head_dim_efficiency;
+  if (t.empty() || head_dim <= 0) return 1.0;
+  auto hi = t.lower_bound(head_dim);
+  if (hi == t.begin()) return hi->second;
+  if (hi == t.end()) return std::prev(hi)->second;
+  auto lo = std::prev(hi);
+  double x = std::log2(head_dim), x0 = std::log2(lo->first), x1 = std::log2(hi->first);
+  return lo->second + (hi->second - lo->second) * (x - x0) / (x1 - x0);
 }
 
 double FabricProfile::efficiency(const std::string& link_class) const {

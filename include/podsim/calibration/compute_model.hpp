@@ -95,6 +95,9 @@ class ComputeModel {
   DeviceProfile profile_;
   DeviceRates rates_;
   AttentionEstimate fused_attention(const AttentionShape& a, double flops, double bytes, double eff) const;
+  // The profile's shape terms for this call (FusedAttentionParams): causal, head width, and the loop each
+  // thread block runs (forward: a query block over the keys; backward: a key block over the queries).
+  double attention_shape_scale(const AttentionShape& a, bool forward) const;
   double per_sm_flops_;  // sustained per-SM tensor peak
   double mainloop_;      // main-loop efficiency of the GEMM format in use
   bool split_accumulator_ = false;

@@ -51,11 +51,26 @@ struct GemmParams {
 // A fused attention kernel (FlashAttention-2/-3, cuDNN fused attention): the fraction of the 16-bit tensor
 // peak its matmul FLOPs sustain, forward and backward (profile keys attention.forward_efficiency,
 // attention.backward_efficiency). `available` is false when the profile has no attention section.
+//
+// Optional shape terms (absent = 1, the efficiencies then hold for every shape):
+//  causal_efficiency    the causal kernel's efficiency relative to the non-causal one at the same work
+//                       (its masked diagonal blocks and scheduling);
+//  block_overhead       per pass, the fixed cost of one thread block (loading its query or key block,
+//                       writing its output) in units of one 128 x 128 block of the loop it runs: a kernel
+//                       whose blocks loop over n blocks reaches n / (n + overhead) of its efficiency, which
+//                       is why short sequences run slower;
+//  head_dim_efficiency  per pass, the efficiency at a head width relative to the listed widths' (the softmax
+//                       and rescaling work per block does not shrink with the head), interpolated in log2 of
+//                       the width and held constant beyond the table.
 struct FusedAttentionParams {
   bool available = false;
-  std::string kernel;  // "FlashAttention-2", "FlashAttention-3", ...
+  std::string kernel;  // "FlashAttention-2", "FlashAttention-3", "cuDNN fused attention", ...
   double forward_efficiency = 0;
   double backward_efficiency = 0;
+  double causal_efficiency = 1;
+  double forward_block_overhead = 0, backward_block_overhead = 0;
+  std::map<double, double> forward_head_dim_efficiency, backward_head_dim_efficiency;
+  double head_dim_scale(bool forward, double head_dim) const;
 };
 
 struct DeviceProfile {

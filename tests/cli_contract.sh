@@ -94,4 +94,21 @@ check "send_recv defaults to 2 ranks" grep -q "over 2 ranks" "$tmp/sr.txt"
 expect_error "collective --set workload" "a collective has no workload" collective -t $T --set workload.model.layers=4
 expect_error "topo describe --set workload" "topo describe reads no workload" topo describe $T --set workload.model.layers=4
 
+# podsim validate writes each row's `podsim run` command; running it reproduces the row's step time (a
+# Megatron-Bridge row whose recipe passes a YAML list through a quoted --set, and a 24.07 row).
+$PODSIM validate --table validation/nvidia-pretraining-h100-b200.csv --rows 288,280 --out "$tmp/val" > /dev/null 2>&1
+check "validate --out writes validation.csv" test -f "$tmp/val/validation.csv"
+for row in 288 280; do
+  line=$(python3 -c "
+import csv, sys
+for r in csv.DictReader(open('$tmp/val/validation.csv')):
+    if r['row_id'] == '$row': print(r['step_time_s'] + '|' + r['command'])")
+  step=${line%%|*}
+  cmd=${line#*|}
+  check "row $row command is a podsim run" test "${cmd:0:11}" = "podsim run "
+  eval "$PODSIM ${cmd#podsim } --out \"$tmp/val-$row\"" > /dev/null 2>&1
+  got=$(python3 -c "import csv; print(next(csv.DictReader(open('$tmp/val-$row/summary.csv')))['step_time_s'])")
+  check "row $row command reproduces its step time" python3 -c "import sys; sys.exit(abs($got / $step - 1) > 1e-4)"
+done
+
 finish cli_contract

@@ -57,7 +57,8 @@ TEST(AttentionShape, HopperForwardReproducesTheCudnnFiguresFrom1kTo16k) {
     for (int i = 0; i < 5; ++i) {
       AttentionShape a = figure_shape(kSeq[i], r.head_dim, r.causal);
       double got = figure_tflops(cm.fused_attention_forward(a), a, true);
-      EXPECT_NEAR(got / r.tflops[i], 1.0, 0.06) << "d " << r.head_dim << " causal " << r.causal << " s " << kSeq[i];
+      EXPECT_NEAR(got / r.tflops[i], 1.0, 0.06)
+          << "d " << r.head_dim << " causal " << r.causal << " s " << kSeq[i];
     }
 }
 
@@ -91,8 +92,8 @@ TEST(AttentionShape, HeadWidthTableInterpolatesInLog2AndHoldsBeyondItsEnds) {
   auto p = profile("h100-sxm5-80gb.yaml").attention;
   EXPECT_DOUBLE_EQ(p.head_dim_scale(true, 128), 1.0);
   EXPECT_DOUBLE_EQ(p.head_dim_scale(true, 64), 0.70);
-  EXPECT_DOUBLE_EQ(p.head_dim_scale(true, 32), 0.70);    // held below the table
-  EXPECT_DOUBLE_EQ(p.head_dim_scale(false, 256), 1.0);   // held above the backward table
+  EXPECT_DOUBLE_EQ(p.head_dim_scale(true, 32), 0.70);                       // held below the table
+  EXPECT_DOUBLE_EQ(p.head_dim_scale(false, 256), 1.0);                      // held above the backward table
   EXPECT_NEAR(p.head_dim_scale(true, std::sqrt(64.0 * 128)), 0.85, 1e-12);  // halfway in log2
   // MLA's 192-wide query-key heads between 128 and 256.
   EXPECT_GT(p.head_dim_scale(true, 192), 0.95);
@@ -106,8 +107,8 @@ TEST(AttentionShape, ProfilesWithoutShapeTermsKeepOneEfficiencyForEveryShape) {
     AttentionShape a{32, seq, seq, 128, 0, 2, true};
     auto e = cm.fused_attention_forward(a);
     double compute = e.flops / (312e12 * a100.clock_sustain_factor * a100.attention.forward_efficiency);
-    EXPECT_NEAR(e.seconds, std::max(compute, e.bytes / cm.achieved_memory_bandwidth()) + a100.kernel_overhead_s,
-                1e-12)
+    EXPECT_NEAR(e.seconds,
+                std::max(compute, e.bytes / cm.achieved_memory_bandwidth()) + a100.kernel_overhead_s, 1e-12)
         << seq;
   }
 }
@@ -115,7 +116,8 @@ TEST(AttentionShape, ProfilesWithoutShapeTermsKeepOneEfficiencyForEveryShape) {
 TEST(AttentionShape, BadShapeTermsNameTheKey) {
   auto write = [](const std::string& attention) {
     auto path = std::filesystem::path(::testing::TempDir()) / "attention-shape.yaml";
-    std::ofstream(path) << "device: X\nmemory: {bandwidth_efficiency: 0.8}\ngemm: {tiles: [[128, 128]]}\nattention: {kernel: K, forward_efficiency: "
+    std::ofstream(path) << "device: X\nmemory: {bandwidth_efficiency: 0.8}\ngemm: {tiles: [[128, "
+                           "128]]}\nattention: {kernel: K, forward_efficiency: "
                            "0.6, backward_efficiency: 0.5, "
                         << attention << "}\nprovenance: [{kind: prior, source: test}]\n";
     return path.string();

@@ -246,12 +246,21 @@ TEST(NvidiaValidation, PredictsRowsAndWritesJsonThatParsesBack) {
   EXPECT_DOUBLE_EQ(j["rows"][1]["error_percent"].get<double>(), gpt.error_percent);
   EXPECT_EQ(j["summary"]["ok_rows"], 1);
   EXPECT_EQ(j["summary"]["status_counts"]["not_expressible"], 1);
+  // The run behind an expressible row, as a command line (cli_contract.sh runs one and compares).
+  EXPECT_TRUE(j["rows"][0]["command"].is_null());
+  std::string command = j["rows"][1]["command"];
+  EXPECT_EQ(command.rfind("podsim run -t ", 0), 0u) << command;
+  for (const char* set : {"--set workload.parallel.tp=4", "--set workload.parallel.pp=8",
+                          "--set workload.training.precision=fp8", "--set workload.training.recompute=full"})
+    EXPECT_NE(command.find(set), std::string::npos) << set << " in " << command;
 
   driver::write_nvidia_validation_csv(dir + "/out", v);
   auto csv = read_csv(dir + "/out/validation.csv");
   ASSERT_EQ(csv.rows.size(), 2u);
   EXPECT_EQ(csv.text(1, "status"), "ok");
   EXPECT_EQ(csv.text(0, "detail"), moe.detail);
+  EXPECT_EQ(csv.text(0, "command"), "");
+  EXPECT_EQ(csv.text(1, "command"), gpt.command);
 }
 
 TEST(NvidiaValidation, RunInputErrorIsAnErrorRowAndFiltersSelectRows) {

@@ -164,7 +164,8 @@ AttentionEstimate ComputeModel::fused_attention_backward(const AttentionShape& a
   double lse_bytes = a.batch_heads * a.q_len * 4;
   // reads Q, K, V, O, dO, logsumexp (+ the fp32 row sums D = rowsum(dO * O)); writes dQ, dK, dV
   double bytes = qkvo_bytes(a) + 2 * o_bytes + 2 * lse_bytes + qkvo_bytes(a);
-  return fused_attention(a, flops, bytes, profile_.attention.backward_efficiency * attention_shape_scale(a, false));
+  return fused_attention(a, flops, bytes,
+                         profile_.attention.backward_efficiency * attention_shape_scale(a, false));
 }
 
 double fit_mainloop_efficiency(const DeviceProfile& profile, const DeviceRates& rates, const GemmShape& shape,

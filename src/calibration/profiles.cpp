@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <filesystem>
+#include <iterator>
 
 #include "podsim/calibration/device_profile.hpp"
 #include "podsim/calibration/fabric_profile.hpp"
@@ -63,7 +63,8 @@ DeviceProfile load_device_profile(const std::string& path) {
     };
     p.attention.forward_efficiency = required_fraction("forward_efficiency");
     p.attention.backward_efficiency = required_fraction("backward_efficiency");
-    p.attention.causal_efficiency = att.has("causal_efficiency") ? required_fraction("causal_efficiency") : 1.0;
+    p.attention.causal_efficiency =
+        att.has("causal_efficiency") ? required_fraction("causal_efficiency") : 1.0;
     if (att.has("block_overhead")) {
       ConfigNode b = att.child("block_overhead");
       p.attention.forward_block_overhead = b.non_negative_or("forward", 0);
@@ -83,8 +84,9 @@ DeviceProfile load_device_profile(const std::string& path) {
           } catch (const std::exception&) {
           }
           if (!(width > 0))
-            widths.fail(key, "a head width (a positive number of elements per head, e.g. 128) maps to a "
-                             "relative efficiency");
+            widths.fail(key,
+                        "a head width (a positive number of elements per head, e.g. 128) maps to a "
+                        "relative efficiency");
           t[width] = widths.positive(key);
           if (t[width] > 2) widths.fail(key, "a relative efficiency is between 0 and 2");
         }

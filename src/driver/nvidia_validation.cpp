@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include "podsim/core/error.hpp"
+#include "podsim/driver/slurm_submit.hpp"
 #include "podsim/topology/loader.hpp"
 
 namespace podsim::driver {
@@ -56,6 +58,17 @@ void require_presets(const std::vector<NvidiaRow>& rows, const PresetMapping& ma
   }
 }
 
+std::string relative_path(const std::string& path) {
+  return std::filesystem::proximate(path).lexically_normal().string();
+}
+
+std::string run_command(const RunRequest& request) {
+  std::string command = "podsim run -t " + shell_word(relative_path(request.topology_file)) + " -w " +
+                        shell_word(relative_path(request.workload_file));
+  for (const auto& s : request.sets) command += " --set " + shell_word(s);
+  return command;
+}
+
 NvidiaRowResult run_row(const NvidiaRow& row, const PresetMapping& mapping,
                         std::map<std::string, int>& per_node) {
   NvidiaRowResult out;
@@ -73,6 +86,7 @@ NvidiaRowResult run_row(const NvidiaRow& row, const PresetMapping& mapping,
     out.detail = plan.not_expressible;
     return out;
   }
+  out.command = run_command(plan.request);
   try {
     report::RunResult r = simulate(plan.request);
     if (!r.ok()) {

@@ -32,6 +32,7 @@ nlohmann::ordered_json row_json(const NvidiaRowResult& r) {
           {"published", row.published ? J(*row.published) : J(nullptr)},
           {"error_percent", ok ? J(r.error_percent) : J(nullptr)},
           {"detail", r.detail},
+          {"command", r.command.empty() ? J(nullptr) : J(r.command)},
           {"step_time_s", ok ? J(r.step_time) : J(nullptr)},
           {"num_gpus", number_or_null(row.num_gpus)},
           {"precision", row.precision},
@@ -90,7 +91,8 @@ void write_nvidia_validation_csv(const std::string& dir, const NvidiaValidation&
          {"error_percent", ok ? fmt::format("{:.2f}", r.error_percent) : ""},
          {"step_time_s", ok ? fmt::format("{:.6g}", r.step_time) : ""},
          {"status", r.status},
-         {"detail", r.detail}});
+         {"detail", r.detail},
+         {"command", r.command}});
   }
   std::filesystem::create_directories(dir);
   report::atomic_write(dir + "/validation.csv", report::csv(rows));

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <string_view>
 
 #include "podsim/core/error.hpp"
 #include "podsim/report/writers.hpp"
@@ -29,6 +32,15 @@ std::string shell_quote(const std::string& text) {
   std::string out = "'";
   for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+std::string shell_word(const std::string& text) {
+  auto plain = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_./=:,+-@%").find(c) != std::string_view::npos;
+  };
+  if (!text.empty() && std::all_of(text.begin(), text.end(), plain)) return text;
+  return shell_quote(text);
 }
 
 SlurmSubmitted submit_slurm_array(const SlurmSubmission& job, const std::string& name,

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "podsim/driver/simulation.hpp"
 #include "podsim/reliability/goodput_assessment.hpp"
 #include "podsim/reliability/reliability_profile.hpp"
-#include "podsim/driver/simulation.hpp"
 #include "podsim/report/run_result.hpp"
 #include "podsim/topology/topology.hpp"
 

@@ -30,6 +30,9 @@ struct NvidiaRowResult {
   std::string status;  // ok | not_expressible | out_of_memory | error
   std::string detail;  // the reason (not_expressible), or the run's message
   double predicted = 0, error_percent = 0, step_time = 0;  // ok rows only
+  // The `podsim run` command line that simulates the row (every expressible row), paths relative to the
+  // working directory: what to run to see the row's breakdown, trace and report.
+  std::string command;
 };
 
 struct NvidiaValidation {

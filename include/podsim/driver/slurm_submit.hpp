@@ -29,5 +29,8 @@ SlurmSubmitted submit_slurm_array(const SlurmSubmission& job, const std::string&
 
 // `text` in single quotes for a POSIX shell (a quote inside becomes '\'').
 std::string shell_quote(const std::string& text);
+// `text` as one shell word: as it is when it holds only characters no POSIX shell treats specially
+// (letters, digits and _ . / = : , + - @ %), shell_quote(text) otherwise. For commands a person reads.
+std::string shell_word(const std::string& text);
 
 }  // namespace podsim::driver

@@ -74,6 +74,48 @@ TEST(Megatron, InterleavingReducesTheBubble) {
   EXPECT_LT(b.step_time(), a.step_time());
 }
 
+// parallel.overlap_p2p_comm (Megatron-Core's overlap_p2p_comm): with virtual stages the interleaved
+// schedule's receives are posted early; the pipeline waits less and the step is not slower; without
+// virtual stages it is ignored (with a note); warmup_flush without it is an input error naming the key.
+TEST(Megatron, OverlappedPipelineCommunicationWaitsLess) {
+  Overrides common = {{"model.layers", "32"},
+                      {"parallel.tp", "8"},
+                      {"parallel.pp", "4"},
+                      {"parallel.virtual_stages", "2"},
+                      {"training.global_batch", "32"}};
+  auto blocking = common, overlapped = common, edges = common;
+  overlapped.push_back({"parallel.overlap_p2p_comm", "true"});
+  edges.insert(edges.end(),
+               {{"parallel.overlap_p2p_comm", "true"}, {"parallel.overlap_p2p_comm_warmup_flush", "true"}});
+  auto a = run({{"nodes", "4"}}, blocking), b = run({{"nodes", "4"}}, overlapped),
+       c = run({{"nodes", "4"}}, edges);
+  ASSERT_EQ(b.status, "ok");
+  EXPECT_NO_THROW(b.plan.graph.topological_order());
+  EXPECT_NO_THROW(c.plan.graph.topological_order());
+  EXPECT_LT(b.mean[Category::pp], a.mean[Category::pp]);
+  EXPECT_LE(b.step_time(), a.step_time());
+  EXPECT_LE(c.mean[Category::pp], b.mean[Category::pp] + 1e-12);
+  for (const auto& s : b.stages) EXPECT_NEAR(s.total(), b.step_time(), 1e-9 * b.step_time());
+  auto noted = [](const report::RunResult& r, const char* text) {
+    for (const auto& n : r.plan.notes)
+      if (n.find(text) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(noted(b, "overlap_p2p_comm in the steady state"));
+  auto plain = common;
+  plain.insert(plain.end(), {{"parallel.schedule", "1f1b"},
+                             {"parallel.virtual_stages", "1"},
+                             {"parallel.overlap_p2p_comm", "true"}});
+  auto d = run({{"nodes", "4"}}, plain);
+  EXPECT_TRUE(noted(d, "ignored"));
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "4"}});
+  std::string m = podsim::testing::error_of([&] {
+    load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                  {{"parallel.overlap_p2p_comm_warmup_flush", "true"}}, topo);
+  });
+  EXPECT_NE(m.find("overlap_p2p_comm_warmup_flush"), std::string::npos) << m;
+}
+
 TEST(Megatron, TensorParallelCommunicationOnlyWithTensorParallelism) {
   auto tp1 = run({{"nodes", "1"}}, {{"parallel.tp", "1"},
                                     {"parallel.pp", "1"},

@@ -75,6 +75,7 @@ TEST(MegatronArgs, ParallelLayoutAndVirtualStages) {
   for (const char* s :
        {"workload.parallel.tp=8", "workload.parallel.pp=16", "workload.parallel.cp=2",
         "workload.parallel.schedule=interleaved", "workload.parallel.virtual_stages=3",
+        "workload.parallel.overlap_p2p_comm=true",  // Megatron-LM's default with virtual stages
         "workload.training.recompute=full", "workload.training.precision=fp16", "workload.parallel.zero=2",
         // Megatron pads the vocabulary to a multiple of 128 x tp = 1024
         "workload.model.vocab=51200"})
@@ -89,6 +90,12 @@ TEST(MegatronArgs, ParallelLayoutAndVirtualStages) {
        {"workload.moe.experts=64", "workload.moe.top_k=2", "workload.moe.ffn_hidden=1408",
         "workload.moe.first_dense_layers=1", "workload.moe.router=sigmoid", "workload.parallel.ep=8"})
     EXPECT_TRUE(has_set(moe, s)) << s << "\n" << joined(moe.sets);
+  auto blocking = driver::parse_megatron_args(
+      "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 "
+      "--no-overlap-p2p-communication",
+      "cmd");
+  EXPECT_TRUE(has_set(blocking, "workload.parallel.overlap_p2p_comm=false")) << joined(blocking.sets);
+  EXPECT_TRUE(blocking.warnings.empty()) << joined(blocking.warnings);
   auto combined = driver::parse_megatron_args("--num-experts 8 --overlap-moe-expert-parallel-comm", "cmd");
   EXPECT_TRUE(has_set(combined, "workload.moe.overlap=combined_1f1b")) << joined(combined.sets);
   EXPECT_TRUE(combined.warnings.empty()) << joined(combined.warnings);

@@ -27,9 +27,10 @@ const std::vector<Shape> kShapes = {
 };
 
 // A pure schedule: forward 1 s and backward 2 s per microbatch and stage (divided among chunks), free
-// transfers. Returns the replayed makespan.
-double replay_schedule(const Shape& sh) {
-  auto programs = build_schedule(sh.schedule, sh.p, sh.m, sh.v);
+// transfers, or transfers of `transfer_seconds` each. Returns the replayed makespan.
+double replay_schedule(const Shape& sh, P2pOverlap overlap = {}, double transfer_seconds = 0,
+                       double last_stage_slowdown = 1) {
+  auto programs = build_schedule(sh.schedule, sh.p, sh.m, sh.v, false, overlap);
   TaskGraph g;
   g.stages = sh.p;
   std::vector<int> streams;
@@ -39,10 +40,13 @@ double replay_schedule(const Shape& sh) {
     Task t;
     t.stream = streams[s];
     t.stage = s;
-    t.compute_seconds = (step.pass == Pass::forward ? 1.0 : 2.0) / sh.v;
+    t.compute_seconds =
+        (step.pass == Pass::forward ? 1.0 : 2.0) / sh.v * (s == sh.p - 1 ? last_stage_slowdown : 1);
     g.add_task(std::move(t));
   };
-  cb.transfer_plan = [](int, int) { return -1; };
+  // A transfer that takes `transfer_seconds`: its software latency, nothing on the wire.
+  int plan = transfer_seconds > 0 ? g.add_plan({plan::CommPhase{{}, transfer_seconds}}) : -1;
+  cb.transfer_plan = [plan](int, int) { return plan; };
   assemble_pipeline(g, programs, streams, cb);
   g.topological_order();  // throws on a deadlock
   auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "1"}});
@@ -207,4 +211,59 @@ TEST(Schedule, CombinedOneFOneBPairsEachSteadyForwardWithTheNextBackward) {
   // Megatron-Core needs virtual pipeline stages for it when pipelined.
   EXPECT_THROW(build_schedule(Schedule::one_f_one_b, 4, 8, 1, true), std::invalid_argument);
   EXPECT_THROW(build_schedule(Schedule::interleaved, 4, 8, 1, true), std::invalid_argument);
+}
+
+// Megatron-Core's overlap_p2p_comm: the steady state's receives are posted one step early and waited before
+// their consumer, its gradient sends waited one backward later; with overlap_p2p_comm_warmup_flush the
+// warm-up and flush calls too. The same microbatches run, sends and receives still match, nothing
+// deadlocks; free transfers give the same makespan, and costly ones hide behind compute.
+TEST(Schedule, OverlappedPipelineCommunicationHidesTransfersBehindCompute) {
+  const std::vector<Shape> shapes = {{Schedule::interleaved, 4, 8, 2},
+                                     {Schedule::interleaved, 4, 4, 3},
+                                     {Schedule::interleaved, 8, 16, 4},
+                                     {Schedule::interleaved, 2, 6, 5}};
+  for (P2pOverlap overlap : {P2pOverlap{true, false}, P2pOverlap{true, true}}) {
+    for (const auto& sh : shapes) {
+      auto programs = build_schedule(sh.schedule, sh.p, sh.m, sh.v, false, overlap);
+      std::map<std::tuple<int, int, bool>, int> balance;
+      int async = 0;
+      for (int s = 0; s < sh.p; ++s) {
+        std::map<std::pair<int, int>, int> state;
+        for (const auto& step : programs[s]) {
+          async += step.async_receives;
+          for (const auto& op : step.p2p) {
+            int peer = op.next ? (s + 1) % sh.p : (s - 1 + sh.p) % sh.p;
+            balance[{op.send ? s : peer, op.send ? peer : s, op.activation}] += op.send ? 1 : -1;
+          }
+          if (step.compute) state[{step.microbatch, step.chunk}]++;
+        }
+        EXPECT_EQ(static_cast<int>(state.size()), sh.m * sh.v);
+        for (const auto& [key, n] : state) EXPECT_EQ(n, 2);
+      }
+      for (const auto& [ch, b] : balance) EXPECT_EQ(b, 0);
+      if (sh.m > sh.p || overlap.warmup_flush) EXPECT_GT(async, 0);  // m = p: all warm-up, no steady state
+      EXPECT_NEAR(replay_schedule(sh, overlap), replay_schedule(sh), 1e-9)
+          << sh.p << " " << sh.m << " " << sh.v;
+      for (double slow : {1.0, 1.3}) {  // balanced stages, and a last stage 30% slower (the loss)
+        double blocking = replay_schedule(sh, {}, 0.05, slow),
+               overlapped = replay_schedule(sh, overlap, 0.05, slow);
+        EXPECT_GT(overlapped, replay_schedule(sh, {}, 0, slow)) << "transfers are never free";
+        // Stages out of step wait for each other at blocking calls: overlapped receives hide that.
+        if (slow > 1 && (sh.m > sh.p || overlap.warmup_flush))
+          EXPECT_LT(overlapped, blocking) << sh.p << " " << sh.m << " " << sh.v;
+        if (sh.m == sh.p && !overlap.warmup_flush) EXPECT_DOUBLE_EQ(overlapped, blocking);
+      }
+    }
+  }
+  // The warm-up and the flush overlapping too never hides less (with m = p it is all there is: above).
+  Shape sh{Schedule::interleaved, 8, 16, 4};
+  EXPECT_LE(replay_schedule(sh, {true, true}, 0.05), replay_schedule(sh, {true, false}, 0.05) + 1e-9);
+  EXPECT_LT(replay_schedule(sh, {true, true}, 0.05, 1.3),
+            replay_schedule(sh, {true, false}, 0.05, 1.3) + 1e-9);
+  // Other schedules ignore it.
+  for (Shape other : {Shape{Schedule::one_f_one_b, 4, 8, 1}, Shape{Schedule::gpipe, 4, 6, 1}}) {
+    auto a = build_schedule(other.schedule, other.p, other.m, other.v, false, {true, true});
+    for (const auto& prog : a)
+      for (const auto& step : prog) EXPECT_FALSE(step.async_receives);
+  }
 }

@@ -260,6 +260,9 @@ void MegatronMapper::virtual_stages() {
   if (v && *v > 1) {
     set("parallel.schedule", "interleaved");
     set("parallel.virtual_stages", *v);
+    // Megatron-LM overlaps the interleaved schedule's p2p communication unless told not to
+    // (--no-overlap-p2p-communication; arguments.py turns it off without virtual stages).
+    set("parallel.overlap_p2p_comm", has("no-overlap-p2p-communication") ? "false" : "true");
   } else if (pp > 1 || v) {
     set("parallel.schedule", "1f1b");
     set("parallel.virtual_stages", 1);

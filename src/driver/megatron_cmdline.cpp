@@ -62,6 +62,7 @@ bool is_flag(const std::string& name) {
                                                "use-torch-fsdp2",
                                                "overlap-grad-reduce",
                                                "overlap-param-gather",
+                                               "no-overlap-p2p-communication",
                                                "tp-comm-overlap",
                                                "account-for-embedding-in-pipeline-split",
                                                "account-for-loss-in-pipeline-split",

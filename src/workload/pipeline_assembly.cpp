@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <stdexcept>
@@ -11,10 +12,18 @@ namespace podsim::workload {
 namespace {
 
 struct Call {
-  int stage;
-  int pre_task;            // last task on the stage's compute stream before the call
-  int done_task = -1;      // zero-time marker on the compute stream that completes the call
-  std::vector<int> parts;  // transfers and gathers the call waits for
+  int stage = 0;
+  int pre_task = -1;            // last task on the stage's compute stream before the call
+  int done_task = -1;           // zero-time marker on the compute stream that completes the call
+  std::vector<int> parts = {};  // transfers and gathers the call waits for
+  // With asynchronous receives (StageStep::async_receives), the markers each receive is waited at instead:
+  // the one before the next forward (activations) and before the next backward (gradients).
+  bool async = false;
+  int activation_wait = -1, gradient_wait = -1;
+  // ... and its gradient sends complete at the next call that sends gradients (Megatron-Core waits the
+  // previous send_prev handle after posting the next one; an activation send is waited at once, before
+  // the output is deallocated).
+  int gradient_send_wait = -1;
 };
 
 Task marker(int stream, int stage) {
@@ -35,22 +44,47 @@ std::vector<int> assemble_pipeline(TaskGraph& g, const std::vector<StageProgram>
     std::map<int, size_t> last_backward;  // chunk -> index of its final backward step
     for (size_t i = 0; i < prog.size(); ++i)
       if (prog[i].compute && prog[i].pass == Pass::backward) last_backward[prog[i].chunk] = i;
+    // Asynchronous calls whose activation / gradient receives the next forward / backward waits for, and
+    // the one whose gradient sends the next gradient-sending call waits for.
+    std::vector<int> awaiting_activation, awaiting_gradient, awaiting_gradient_send;
+    auto wait_for = [&](std::vector<int>& awaiting, int Call::*wait) {
+      if (awaiting.empty()) return;
+      int w = g.add_task(marker(compute_streams[s], s));
+      for (int c : awaiting) calls[c].*wait = w;
+      awaiting.clear();
+    };
     for (size_t i = 0; i < prog.size(); ++i) {
       const StageStep& step = prog[i];
       if (step.compute) {
+        if (step.pass == Pass::forward) wait_for(awaiting_activation, &Call::activation_wait);
+        if (step.pass == Pass::backward) wait_for(awaiting_gradient, &Call::gradient_wait);
         cb.compute(s, step, step.pass == Pass::backward && last_backward[step.chunk] == i);
         continue;
       }
       int call = static_cast<int>(calls.size());
-      calls.push_back({s, g.streams[compute_streams[s]].last_task, -1, {}});
+      Call c{.stage = s, .pre_task = g.streams[compute_streams[s]].last_task};
+      c.async = step.async_receives;
+      calls.push_back(std::move(c));
       for (const P2p& op : step.p2p) {
         int peer = op.next ? (s + 1) % p : (s - 1 + p) % p;
         int from = op.send ? s : peer, to = op.send ? peer : s;
         auto& [sends, recvs] = channels[{from, to, op.activation}];
         (op.send ? sends : recvs).push_back(call);
+        if (step.async_receives && !op.send)
+          (op.activation ? awaiting_activation : awaiting_gradient).push_back(call);
       }
       calls[call].done_task = g.add_task(marker(compute_streams[s], s));
+      bool sends_gradient = std::any_of(step.p2p.begin(), step.p2p.end(),
+                                        [](const P2p& op) { return op.send && !op.activation; });
+      if (step.async_receives && sends_gradient) {
+        for (int c : awaiting_gradient_send) calls[c].gradient_send_wait = calls[call].done_task;
+        awaiting_gradient_send = {call};
+      }
     }
+    // What nothing waited for before the flush (receives not consumed, the last gradient send) it waits for.
+    wait_for(awaiting_activation, &Call::activation_wait);
+    wait_for(awaiting_gradient, &Call::gradient_wait);
+    wait_for(awaiting_gradient_send, &Call::gradient_send_wait);
     flush_done.push_back(g.add_task(marker(compute_streams[s], s)));
   }
   for (auto& [key, queues] : channels) {
@@ -73,13 +107,19 @@ std::vector<int> assemble_pipeline(TaskGraph& g, const std::vector<StageProgram>
                                  .comm_category = Category::pp,
                                  .microbatch = static_cast<int>(i),
                                  .chunk = activation ? 0 : 1});
-      sender.parts.push_back(transfer);
+      if (sender.async && !activation)
+        g.tasks[sender.gradient_send_wait].deps.push_back(transfer);
+      else
+        sender.parts.push_back(transfer);
       int gather = cb.gather_plan ? cb.gather_plan(to) : -1;
-      if (gather < 0) {
-        receiver.parts.push_back(transfer);
+      int received =
+          gather < 0 ? transfer : g.add_comm(TaskKind::gather, -1, to, gather, Category::pp, {transfer});
+      if (!receiver.async) {
+        receiver.parts.push_back(received);
         continue;
       }
-      receiver.parts.push_back(g.add_comm(TaskKind::gather, -1, to, gather, Category::pp, {transfer}));
+      int wait = activation ? receiver.activation_wait : receiver.gradient_wait;
+      g.tasks[wait].deps.push_back(received);
     }
   }
   for (const auto& call : calls)

@@ -20,11 +20,12 @@ StageStep compute(Pass pass, int microbatch, int chunk) {
   return s;
 }
 
-void call(StageProgram& prog, std::vector<P2p> p2p) {
+void call(StageProgram& prog, std::vector<P2p> p2p, bool async_receives = false) {
   if (p2p.empty()) return;  // Megatron skips the NCCL call when there is nothing to move
   StageStep s;
   s.compute = false;
   s.p2p = std::move(p2p);
+  s.async_receives = async_receives;
   prog.push_back(std::move(s));
 }
 
@@ -104,8 +105,13 @@ StageProgram one_f_one_b(int r, int p, int m) {
 }
 
 // forward_backward_pipelining_with_interleaving (`combined`: one more warmup forward, so that the paired
-// forward and backward of each steady-state step are independent, and the pairs marked).
-StageProgram interleaved(int r, int p, int m, int v, bool combined) {
+// forward and backward of each steady-state step are independent, and the pairs marked; `overlap`:
+// the P2pOverlap of build_schedule).
+StageProgram interleaved(int r, int p, int m, int v, bool combined, P2pOverlap overlap_p2p) {
+  const bool overlap = overlap_p2p.steady, edges = overlap_p2p.steady && overlap_p2p.warmup_flush;
+  auto call = [](StageProgram& prog, std::vector<P2p> p2p, bool async) {
+    workload::call(prog, std::move(p2p), async);
+  };
   const int total = m * v;
   auto chunk_of = [&](int k, bool forward) {
     int group = p * v;
@@ -119,7 +125,7 @@ StageProgram interleaved(int r, int p, int m, int v, bool combined) {
   bool first_rank = r == 0, last_rank = r == p - 1;
 
   StageProgram prog;
-  if (!first_rank) call(prog, {kRecvPrevAct});
+  if (!first_rank) call(prog, {kRecvPrevAct}, edges);
   for (int k = 0; k < warmup; ++k) {
     int c = chunk_of(k, true);
     prog.push_back(compute(Pass::forward, microbatch_of(k), c));
@@ -128,28 +134,42 @@ StageProgram interleaved(int r, int p, int m, int v, bool combined) {
     std::vector<P2p> ops;
     if (send) ops.push_back(kSendNextAct);
     if (recv_prev) ops.push_back(kRecvPrevAct);
-    if (k == warmup - 1 && !all_warmup && !last_rank) ops.push_back(kRecvNextGrad);
-    call(prog, ops);
+    bool first_gradient = k == warmup - 1 && !all_warmup && !last_rank;
+    if (first_gradient && overlap && !edges) {  // the steady state's first gradient, received asynchronously
+      call(prog, ops, false);
+      call(prog, {kRecvNextGrad}, true);
+      continue;
+    }
+    if (first_gradient) ops.push_back(kRecvNextGrad);
+    call(prog, ops, edges);
   }
   for (int k = 0; k < remaining; ++k) {
     int fk = k + warmup;
     int fc = chunk_of(fk, true), bc = chunk_of(k, false);
-    prog.push_back(compute(Pass::forward, microbatch_of(fk), fc));
-    prog.back().combined_with_next = combined;
-    prog.push_back(compute(Pass::backward, microbatch_of(k), bc));
     bool send_act = !(last_rank && fc == v - 1);
     bool send_grad = !(first_rank && bc == 0);
     bool recv_prev = !(first_rank && chunk_of(fk - (p - 1), true) == v - 1);
     bool recv_next = !(last_rank && chunk_of(k - (p - 1), false) == 0);
     if (k == remaining - 1) recv_prev = false;
-    std::vector<P2p> ops;
-    if (send_act) ops.push_back(kSendNextAct);
-    if (send_grad) ops.push_back(kSendPrevGrad);
-    if (recv_prev) ops.push_back(kRecvPrevAct);
-    if (recv_next) ops.push_back(kRecvNextGrad);
-    call(prog, ops);
+    std::vector<P2p> forward_ops, backward_ops;
+    if (send_act) forward_ops.push_back(kSendNextAct);
+    if (recv_prev) forward_ops.push_back(kRecvPrevAct);
+    if (send_grad) backward_ops.push_back(kSendPrevGrad);
+    if (recv_next) backward_ops.push_back(kRecvNextGrad);
+    prog.push_back(compute(Pass::forward, microbatch_of(fk), fc));
+    prog.back().combined_with_next = combined;
+    if (overlap && !combined) {  // the forward's call, then the backward's (schedules.py with overlap)
+      call(prog, forward_ops, true);
+      prog.push_back(compute(Pass::backward, microbatch_of(k), bc));
+      call(prog, backward_ops, true);
+      continue;
+    }
+    prog.push_back(compute(Pass::backward, microbatch_of(k), bc));
+    std::vector<P2p> ops = forward_ops;  // one batched call for both directions
+    ops.insert(ops.end(), backward_ops.begin(), backward_ops.end());
+    call(prog, ops, overlap);
   }
-  if (all_warmup && !last_rank) call(prog, {kRecvNextGrad});
+  if (all_warmup && !last_rank) call(prog, {kRecvNextGrad}, edges);
   for (int k = remaining; k < total; ++k) {
     int bc = chunk_of(k, false);
     prog.push_back(compute(Pass::backward, microbatch_of(k), bc));
@@ -158,7 +178,7 @@ StageProgram interleaved(int r, int p, int m, int v, bool combined) {
     std::vector<P2p> ops;
     if (send_grad) ops.push_back(kSendPrevGrad);
     if (recv_next) ops.push_back(kRecvNextGrad);
-    call(prog, ops);
+    call(prog, ops, edges);
   }
   return prog;
 }
@@ -166,7 +186,7 @@ StageProgram interleaved(int r, int p, int m, int v, bool combined) {
 }  // namespace
 
 std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks,
-                                         bool combined_1f1b) {
+                                         bool combined_1f1b, P2pOverlap overlap_p2p) {
   if (stages < 1 || microbatches < 1 || chunks < 1)
     throw std::invalid_argument("schedule needs positive sizes");
   if (combined_1f1b && stages > 1 && (schedule != Schedule::interleaved || chunks == 1))
@@ -192,7 +212,7 @@ std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int micr
         }
         if (microbatches % stages)
           throw std::invalid_argument("interleaved schedule needs microbatches % stages == 0");
-        programs.push_back(interleaved(r, stages, microbatches, chunks, combined_1f1b));
+        programs.push_back(interleaved(r, stages, microbatches, chunks, combined_1f1b, overlap_p2p));
         break;
       default: programs.push_back(one_f_one_b(r, stages, microbatches)); break;
     }

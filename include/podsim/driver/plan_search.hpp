@@ -30,12 +30,12 @@ struct PlanOptions {
 
 // A simulated candidate, as its worker process reports it.
 struct SimOutcome {
-  std::string status;  // "ok", an infeasible status, or "failed"
-  std::string detail;
+  std::string status = {};  // "ok", an infeasible status, or "failed"
+  std::string detail = {};
   double step_time = 0, tokens_per_s = 0, mfu = 0, memory = 0;
   std::array<double, workload::kCategories> breakdown{};  // mean over stages, seconds
   double bubble = 0;                                      // mean idle time
-  std::string description;
+  std::string description = {};
   bool ok() const { return status == "ok"; }
 };
 
@@ -43,7 +43,7 @@ struct PlanRow {
   std::vector<long long> values;  // per key of the space
   CandidateEstimate estimate;
   bool simulated = false;
-  SimOutcome sim;
+  SimOutcome sim = {};
 };
 
 struct PlanResult {

@@ -48,7 +48,7 @@ struct KeyChoice {
   const SearchKey* key = nullptr;
   bool searched = false;
   bool is_auto = false;
-  std::vector<long long> values;  // the list, or the one fixed value; empty under auto
+  std::vector<long long> values = {};  // the list, or the one fixed value; empty under auto
 };
 
 struct Space {

@@ -113,7 +113,7 @@ struct Task {
   int stream = -1;                 // -1: not stream-ordered
   int stage = -1;                  // stage whose timeline this task belongs to (-1: none)
   int peer_stage = -1;             // for transfers: the other stage involved
-  std::vector<int> deps;
+  std::vector<int> deps = {};
   double compute_seconds = 0;  // device busy time, spent first
   Category compute_category = Category::compute;
   int plan = -1;  // index into TaskGraph::plans, -1 for none

@@ -1,7 +1,9 @@
 // Per-stage schedule programs -> tasks. Compute steps become tasks through a callback; each blocking
 // point-to-point call becomes transfer tasks matched in order per channel (a transfer starts when both
 // the sender and the receiver have posted the call, as with NCCL send/recv), optional gather tasks on
-// the receiving side, and a zero-time marker that completes the call once all its parts are done.
+// the receiving side, and a zero-time marker that completes the call once all its parts are done. A call
+// with asynchronous receives (StageStep::async_receives) completes with its sends; each of its receives
+// completes at a marker placed before the next compute step that consumes it.
 #pragma once
 
 #include <functional>

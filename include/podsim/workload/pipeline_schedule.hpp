@@ -36,6 +36,11 @@ struct StageStep {
   bool combined_with_next = false;
   // communication step
   std::vector<P2p> p2p;
+  // Megatron-Core's overlap_p2p_comm: the call posts its receives and returns; each receive is waited just
+  // before the next compute step that consumes it (an activation before the next forward, a gradient
+  // before the next backward), so the transfer runs beside the compute in between. Sends still complete
+  // before the call returns.
+  bool async_receives = false;
 };
 
 using StageProgram = std::vector<StageStep>;
@@ -46,8 +51,19 @@ using StageProgram = std::vector<StageStep>;
 // forward paired with the backward after it (StageStep::combined_with_next). Without a pipeline:
 // F0, (F1 B0), (F2 B1), ..., B(m-1). It needs the interleaved schedule when stages > 1, as Megatron-Core
 // does.
+// Megatron-Core's overlap of the interleaved schedule's point-to-point communication with compute
+// (ModelParallelConfig.overlap_p2p_comm and overlap_p2p_comm_warmup_flush; with virtual stages only, as
+// Megatron-Core runs it; the other schedules ignore it). `steady`: the steady state receives
+// asynchronously (StageStep::async_receives) and splits each forward-backward pair's call in two: after
+// the forward, send the activation and post the next one's receive; after the backward, the same for the
+// gradients. `warmup_flush`: the warm-up's and the flush's calls receive asynchronously too.
+struct P2pOverlap {
+  bool steady = false;
+  bool warmup_flush = false;
+};
+
 std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks,
-                                         bool combined_1f1b = false);
+                                         bool combined_1f1b = false, P2pOverlap overlap = {});
 
 // The largest number of forward chunk-passes whose backward has not finished, per stage: the number of
 // microbatch activations each stage holds at its peak.

@@ -64,7 +64,8 @@ StepPlan StepBuilder::describe() {
   layer_ = layer_costs(costed, mb_, *cm_);
   head_ = head_costs(costed, mb_, *cm_);
   if (w_.moe.enabled()) moe_ = moe_layer_costs(costed, mb_, *cm_, layer_);
-  programs_ = build_schedule(p_ == 1 ? Schedule::none : w_.parallel.schedule, p_, m_, v_, combined_1f1b_);
+  programs_ = build_schedule(p_ == 1 ? Schedule::none : w_.parallel.schedule, p_, m_, v_, combined_1f1b_,
+                             {w_.parallel.overlap_p2p_comm, w_.parallel.overlap_p2p_comm_warmup_flush});
   plan.memory = stage_memory(w_, mb_, v_, peak_in_flight(programs_), topo_.device_profile);
   double batch = static_cast<double>(w_.training.global_batch);
   plan.hardware_flops = moe_hardware_flops(w_, batch);  // = hardware_flops for dense models (moe_math)
@@ -249,10 +250,24 @@ std::vector<std::string> StepBuilder::notes() const {
           : std::string("attention: unfused kernels with the s x s scores in HBM (training.attention: "
                         "unfused); mfu counts attention over the full s x s scores (Megatron SC21 Eq. 3), "
                         "mfu_causal the causal count"));
-  if (p_ > 1 && v_ > 1)
+  if (p_ > 1 && v_ > 1 && w_.parallel.overlap_p2p_comm)
     n.push_back(
-        "pipeline: each transfer holds both stages until it is done (Megatron-Core's overlap_p2p_comm, "
-        "which Megatron-Bridge turns on whenever virtual stages > 1, posts receives early: not modelled)");
+        w_.parallel.overlap_p2p_comm_warmup_flush
+            ? "pipeline: overlap_p2p_comm with warm-up and flush: each receive is posted one step early and "
+              "waited just before the forward or backward that consumes it; sends complete before the stage "
+              "goes on"
+            : "pipeline: overlap_p2p_comm in the steady state (each receive posted one step early and waited "
+              "just before the compute that consumes it; sends complete before the stage goes on); the "
+              "warm-up and the flush keep blocking calls (overlap_p2p_comm_warmup_flush: false, "
+              "Megatron-Core's default)");
+  else if (p_ > 1 && v_ > 1)
+    n.push_back(
+        "pipeline: each transfer holds both stages until it is done (parallel.overlap_p2p_comm: false; "
+        "Megatron-Bridge and NeMo turn it on whenever virtual stages > 1)");
+  else if (p_ > 1 && w_.parallel.overlap_p2p_comm)
+    n.push_back(
+        "pipeline: overlap_p2p_comm needs virtual stages (Megatron-Core runs it with the interleaved "
+        "schedule only): ignored, each transfer holds both stages until it is done");
   if (w_.parallel.sequence_parallel)
     n.push_back(
         "sequence parallelism: backward all-gathers that Megatron overlaps with weight-gradient GEMMs are "

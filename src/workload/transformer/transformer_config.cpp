@@ -245,6 +245,14 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.parallel.zero = static_cast<int>(zero);
   w.parallel.shard_group = static_cast<int>(par.integer_in_or("shard_group", 0, 1 << 30, 0));
   w.parallel.scatter_gather = par.boolean_or("scatter_gather", true);
+  w.parallel.overlap_p2p_comm = par.boolean_or("overlap_p2p_comm", false);
+  w.parallel.overlap_p2p_comm_warmup_flush = par.boolean_or("overlap_p2p_comm_warmup_flush", false);
+  if (w.parallel.overlap_p2p_comm_warmup_flush && !w.parallel.overlap_p2p_comm)
+    par.fail(
+        "overlap_p2p_comm_warmup_flush",
+        "extends parallel.overlap_p2p_comm to the warm-up and the flush, which is off; set "
+        "parallel.overlap_p2p_comm: true or remove overlap_p2p_comm_warmup_flush (Megatron-Core requires "
+        "both)");
   w.parallel.dp_overlap = par.boolean_or("dp_overlap", true);
   read_dp_bucket(par, w.parallel);
   w.parallel.dp_algorithm =

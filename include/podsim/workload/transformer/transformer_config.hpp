@@ -93,6 +93,10 @@ struct ParallelConfig {
   int zero = 0;                // ZeRO / FSDP stage 0..3
   int shard_group = 0;         // HSDP: ZeRO shards within groups of this many dp ranks (0 = all of dp)
   bool scatter_gather = true;  // Megatron's p2p scatter/gather across TP ranks
+  // Megatron-Core's overlap_p2p_comm and overlap_p2p_comm_warmup_flush (pipeline_schedule.hpp
+  // P2pOverlap): the interleaved schedule's receives posted one step early and waited just before their
+  // consumer, in the steady state (and in the warm-up and flush). Only with virtual stages.
+  bool overlap_p2p_comm = false, overlap_p2p_comm_warmup_flush = false;
   bool dp_overlap = true;      // bucketed gradient all-reduce overlapped with the last backward
   double dp_bucket_bytes = 25e6;
   // dp_bucket_MB: megatron_core: buckets of max(40M, 1M x dp x cp) parameters, Megatron-Core's default

@@ -1,6 +1,6 @@
 // The B200 compute profile reproduces the published Blackwell measurements its provenance cites
 // (calibration/profiles/b200-sxm-180gb.yaml): GEMM throughput from OpenXLA's measured sm_100 matmul table,
-// cross-checked against the same table's H100 entry, and FlashAttention-4's forward rate on B200.
+// cross-checked against the same table's H100 entry; its attention releases (cuDNN, FlashAttention-4).
 #include <gtest/gtest.h>
 
 #include "podsim/calibration/compute_model.hpp"
@@ -47,11 +47,17 @@ TEST(BlackwellCalibration, TheXlaTableAgreesWithTheH100Calibration) {
               0.01 * 786.0);
 }
 
-TEST(BlackwellCalibration, B200AttentionIsFlashAttention4) {
+TEST(BlackwellCalibration, B200AttentionIsCudnnWithFlashAttention4AsAWhatIf) {
   auto p = burst_profile("calibration/profiles/b200-sxm-180gb.yaml");
+  // Transformer Engine runs cuDNN's fused attention on Blackwell; the numbers of its 9.19 release
+  // (validation/cudnn-attention.csv, tests/test_attention_shape.cpp checks the figures).
+  EXPECT_EQ(p.attention.kernel, "cuDNN fused attention");
+  EXPECT_EQ(p.attention.library, "cudnn-9.19");
+  auto fa4 = calibration::with_attention_library(p, "flash-attention-4").attention;
+  EXPECT_EQ(fa4.kernel, "FlashAttention-4");
   // FlashAttention-4 (arXiv:2603.05451): bf16 forward up to 1613 TFLOP/s on B200 (71% of 2250).
-  EXPECT_NEAR(p.attention.forward_efficiency * 2250, 1613, 20);
+  EXPECT_NEAR(fa4.forward_efficiency * 2250, 1613, 20);
   // Backward: the Hopper backward/forward ratio (FlashAttention-3: 0.55 / 0.75), derived.
-  EXPECT_NEAR(p.attention.backward_efficiency, 0.71 * 0.55 / 0.75, 0.005);
-  EXPECT_LT(p.attention.backward_efficiency, p.attention.forward_efficiency);
+  EXPECT_NEAR(fa4.backward_efficiency, 0.71 * 0.55 / 0.75, 0.005);
+  EXPECT_LT(fa4.backward_efficiency, fa4.forward_efficiency);
 }

@@ -353,5 +353,47 @@ TEST(NvidiaValidation, BeforeReleaseAppliesTheConfigurationOfOlderReleases) {
   EXPECT_NE(bad_system.find("system 'DGX-Z9' is not listed under systems:"), std::string::npos) << bad_system;
 }
 
+// A system's before_release: what the containers of older releases ran whatever the recipe (their
+// libraries), after the recipe's settings; the shipped mapping runs the older rows with the attention
+// library of their time.
+TEST(NvidiaValidation, SystemBeforeReleaseSetsTheLibrariesOfOlderContainers) {
+  std::string dir = temp_dir("nv-system-release");
+  std::string text = mapping_text(source_path("workloads/gpt3-175b.yaml"));
+  std::string plain =
+      fmt::format("  DGX-H100: {{topology: {}}}\n", source_path("topologies/dgx-h100-superpod.yaml"));
+  ASSERT_NE(text.find(plain), std::string::npos);
+  text.replace(text.find(plain), plain.size(),
+               fmt::format("  DGX-H100:\n    topology: {}\n    before_release:\n      \"26.02\": "
+                           "{{training.attention_library: cudnn-2024.07}}\n",
+                           source_path("topologies/dgx-h100-superpod.yaml")));
+  auto m = driver::load_preset_mapping(write(dir, "map.yaml", text));
+  const std::string header =
+      "row_id,release,system,model,num_gpus,precision,gbs,mbs,seq_len,fsdp,tp,pp,cp,vp,ep,"
+      "tokens_per_sec_per_gpu\n";
+  auto library = [&](const std::string& release) {
+    auto row = driver::read_nvidia_row(
+        parse_csv(header + "1," + release + ",DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825\n",
+                  "t.csv"),
+        0);
+    auto p = driver::plan_nvidia_row(row, m, 8);
+    return has_set(p, "workload.training.attention_library=cudnn-2024.07");
+  };
+  EXPECT_TRUE(library("24.07"));
+  EXPECT_TRUE(library("25.11"));
+  EXPECT_FALSE(library("26.02"));
+  EXPECT_FALSE(library(""));
+  std::string bad = text;
+  bad.replace(bad.find("\"26.02\""), 7, "soon");
+  auto err = podsim::testing::error_of([&] { driver::load_preset_mapping(write(dir, "bad.yaml", bad)); });
+  EXPECT_NE(err.find("'soon' is not a release"), std::string::npos) << err;
+  // The project's mapping: H100 rows before 26.02 run July 2024's cuDNN, B200 rows cuDNN 9.10.
+  auto shipped = driver::load_preset_mapping(source_path("validation/nvidia-presets.yaml"));
+  ASSERT_EQ(shipped.systems.at("DGX-H100").before_release.size(), 1u);
+  EXPECT_EQ(shipped.systems.at("DGX-H100").before_release[0].sets,
+            std::vector<std::string>{"workload.training.attention_library=cudnn-2024.07"});
+  EXPECT_EQ(shipped.systems.at("DGX-B200").before_release[0].sets,
+            std::vector<std::string>{"workload.training.attention_library=cudnn-9.10"});
+}
+
 }  // namespace
 }  // namespace podsim

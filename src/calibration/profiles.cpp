@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iterator>
+#include <stdexcept>
 
 #include "podsim/calibration/device_profile.hpp"
 #include "podsim/calibration/fabric_profile.hpp"
@@ -24,6 +25,61 @@ std::vector<Provenance> read_provenance(const ConfigNode& node) {
   if (out.empty()) node.fail("provenance", "every profile must say where its numbers came from");
   return out;
 }
+
+namespace {
+
+// One release of the fused attention kernel (device_profile.hpp); a key it does not give keeps the value of
+// `base` (the newest release, for an older one; the defaults for the newest).
+FusedAttentionParams read_attention(const ConfigNode& att, const FusedAttentionParams& base) {
+  FusedAttentionParams a = base;
+  a.available = true;
+  a.kernel = base.kernel.empty() ? att.string("kernel") : att.string_or("kernel", base.kernel);
+  a.library = att.string_or("library", base.library);
+  auto fraction = [&att](const char* key, double fallback, bool required) {
+    if (!required && !att.has(key)) return fallback;
+    double f = att.positive(key);
+    if (f > 1) att.fail(key, "an efficiency is a fraction of the tensor peak, in (0, 1]");
+    return f;
+  };
+  bool newest = base.forward_efficiency == 0;
+  a.forward_efficiency = fraction("forward_efficiency", base.forward_efficiency, newest);
+  a.backward_efficiency = fraction("backward_efficiency", base.backward_efficiency, newest);
+  a.causal_efficiency = fraction("causal_efficiency", base.causal_efficiency, false);
+  if (att.has("block_overhead")) {
+    ConfigNode b = att.child("block_overhead");
+    a.forward_block_overhead = b.non_negative_or("forward", base.forward_block_overhead);
+    a.backward_block_overhead = b.non_negative_or("backward", base.backward_block_overhead);
+    b.reject_unknown_keys();
+  }
+  if (att.has("head_dim_efficiency")) {
+    ConfigNode h = att.child("head_dim_efficiency");
+    auto table = [&h](const char* pass, const std::map<double, double>& fallback) {
+      std::map<double, double> t;
+      if (!h.has(pass)) return fallback;
+      ConfigNode widths = h.child(pass);
+      for (const auto& key : widths.keys()) {
+        double width = 0;
+        try {
+          width = std::stod(key);
+        } catch (const std::exception&) {
+        }
+        if (!(width > 0))
+          widths.fail(key,
+                      "a head width (a positive number of elements per head, e.g. 128) maps to a "
+                      "relative efficiency");
+        t[width] = widths.positive(key);
+        if (t[width] > 2) widths.fail(key, "a relative efficiency is between 0 and 2");
+      }
+      return t;
+    };
+    a.forward_head_dim_efficiency = table("forward", base.forward_head_dim_efficiency);
+    a.backward_head_dim_efficiency = table("backward", base.backward_head_dim_efficiency);
+    h.reject_unknown_keys();
+  }
+  return a;
+}
+
+}  // namespace
 
 DeviceProfile load_device_profile(const std::string& path) {
   ConfigNode root = ConfigNode::load_file(path);
@@ -54,48 +110,18 @@ DeviceProfile load_device_profile(const std::string& path) {
   gemm.reject_unknown_keys();
   if (root.has("attention")) {
     ConfigNode att = root.child("attention");
-    p.attention.available = true;
-    p.attention.kernel = att.string("kernel");
-    auto required_fraction = [&att](const char* key) {
-      double f = att.positive(key);
-      if (f > 1) att.fail(key, "an efficiency is a fraction of the tensor peak, in (0, 1]");
-      return f;
-    };
-    p.attention.forward_efficiency = required_fraction("forward_efficiency");
-    p.attention.backward_efficiency = required_fraction("backward_efficiency");
-    p.attention.causal_efficiency =
-        att.has("causal_efficiency") ? required_fraction("causal_efficiency") : 1.0;
-    if (att.has("block_overhead")) {
-      ConfigNode b = att.child("block_overhead");
-      p.attention.forward_block_overhead = b.non_negative_or("forward", 0);
-      p.attention.backward_block_overhead = b.non_negative_or("backward", 0);
-      b.reject_unknown_keys();
-    }
-    if (att.has("head_dim_efficiency")) {
-      ConfigNode h = att.child("head_dim_efficiency");
-      auto table = [&h](const char* pass) {
-        std::map<double, double> t;
-        if (!h.has(pass)) return t;
-        ConfigNode widths = h.child(pass);
-        for (const auto& key : widths.keys()) {
-          double width = 0;
-          try {
-            width = std::stod(key);
-          } catch (const std::exception&) {
-          }
-          if (!(width > 0))
-            widths.fail(key,
-                        "a head width (a positive number of elements per head, e.g. 128) maps to a "
-                        "relative efficiency");
-          t[width] = widths.positive(key);
-          if (t[width] > 2) widths.fail(key, "a relative efficiency is between 0 and 2");
-        }
-        return t;
-      };
-      p.attention.forward_head_dim_efficiency = table("forward");
-      p.attention.backward_head_dim_efficiency = table("backward");
-      h.reject_unknown_keys();
-    }
+    p.attention = read_attention(att, FusedAttentionParams{});
+    if (auto releases = att.optional_child("releases"))
+      for (const auto& name : releases->keys()) {
+        if (name == "latest" || name == p.attention.library)
+          releases->fail(name, fmt::format("'{}' names the newest release, which the attention section "
+                                           "itself describes; an older release needs its own name",
+                                           name));
+        ConfigNode release = releases->child(name);
+        p.attention_releases[name] = read_attention(release, p.attention);
+        p.attention_releases[name].library = name;
+        release.reject_unknown_keys();
+      }
     att.reject_unknown_keys();
   }
   ConfigNode memory = root.child("memory");
@@ -110,6 +136,29 @@ DeviceProfile load_device_profile(const std::string& path) {
               fmt::format("must be between 1 (no slowdown) and 4, got {}", p.overlap_compute_slowdown));
   p.provenance = read_provenance(root);
   root.reject_unknown_keys();
+  return p;
+}
+
+std::vector<std::string> attention_library_names(const DeviceProfile& profile) {
+  std::vector<std::string> names = {"latest"};
+  if (!profile.attention.library.empty()) names.push_back(profile.attention.library);
+  for (const auto& [name, release] : profile.attention_releases) names.push_back(name);
+  return names;
+}
+
+DeviceProfile with_attention_library(const DeviceProfile& profile, const std::string& library) {
+  if (library.empty() || library == "latest" || library == profile.attention.library) return profile;
+  auto it = profile.attention_releases.find(library);
+  if (it == profile.attention_releases.end()) {
+    auto names = attention_library_names(profile);
+    std::string listed;
+    for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
+    throw std::invalid_argument(
+        fmt::format("attention library '{}' is not in the {} profile ({}); it lists: {}", library,
+                    profile.device, profile.file, listed));
+  }
+  DeviceProfile p = profile;
+  p.attention = it->second;
   return p;
 }
 

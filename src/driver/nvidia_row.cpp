@@ -112,13 +112,16 @@ RowPlan plan_nvidia_row(const NvidiaRow& row, const PresetMapping& mapping, int 
   s = recipe.sets;
   if (auto on = recipe.system_sets.find(row.system); on != recipe.system_sets.end())
     s.insert(s.end(), on->second.begin(), on->second.end());
-  // A row of an older release ran the configuration of its time (a row without a release: the newest).
+  // A row of an older release ran the configuration and the libraries of its time (a row without a
+  // release: the newest).
   if (!row.release.empty()) {
     std::vector<int> release = *release_parts(row.release);
     for (const auto& older : recipe.before_release)
       if (release < older.parts)
         if (auto on = older.system_sets.find(row.system); on != older.system_sets.end())
           s.insert(s.end(), on->second.begin(), on->second.end());
+    for (const auto& older : mapping.systems.at(row.system).before_release)
+      if (release < older.parts) s.insert(s.end(), older.sets.begin(), older.sets.end());
   }
   // Exactly num_gpus devices: whole nodes of the preset, and dp chosen so tp*pp*cp*dp = num_gpus.
   s.push_back(fmt::format("topology.nodes={}", (*row.num_gpus + devices_per_node - 1) / devices_per_node));

@@ -35,7 +35,9 @@ int microbatches(const WorkloadConfig& w) {
 }  // namespace
 
 const calibration::ComputeModel& Estimator::compute_model(const WorkloadConfig& w) {
-  if (!cm_) cm_.emplace(topo_.device_profile, workload::device_rates(topo_.device, w.training.precision));
+  if (!cm_)
+    cm_.emplace(calibration::with_attention_library(topo_.device_profile, w.training.attention_library),
+                workload::device_rates(topo_.device, w.training.precision));
   return *cm_;
 }
 

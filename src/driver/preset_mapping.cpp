@@ -40,12 +40,29 @@ PresetEntry read_entry(const ConfigNode& entry, const std::string& file_key, con
   return e;
 }
 
+std::vector<std::string> read_sets(const ConfigNode& set);
+
+std::vector<int> read_release(const ConfigNode& older, const std::string& release) {
+  auto parts = release_parts(release);
+  if (!parts)
+    older.fail(release,
+               fmt::format("'{}' is not a release as the table prints it (e.g. 25.11 or 26.02.01)", release));
+  return *parts;
+}
+
 void read_systems(const ConfigNode& root, PresetMapping& m) {
   ConfigNode systems = root.child("systems");
   for (const auto& name : systems.keys()) {
     ConfigNode entry = systems.child(name);
-    m.systems[name] = read_entry(entry, "topology", m.file);
+    PresetEntry e = read_entry(entry, "topology", m.file);
+    if (auto older = entry.optional_child("before_release")) {
+      for (const auto& release : older->keys())
+        e.before_release.push_back({read_release(*older, release), read_sets(older->child(release))});
+      std::stable_sort(e.before_release.begin(), e.before_release.end(),
+                       [](const auto& a, const auto& b) { return a.parts > b.parts; });
+    }
     entry.reject_unknown_keys();
+    m.systems[name] = e;
   }
 }
 
@@ -103,12 +120,7 @@ Recipe read_recipe(const ConfigNode& node, const std::map<std::string, Recipe>& 
     }
   if (auto older = node.optional_child("before_release")) {
     for (const auto& release : older->keys()) {
-      auto parts = release_parts(release);
-      if (!parts)
-        older->fail(
-            release,
-            fmt::format("'{}' is not a release as the table prints it (e.g. 25.11 or 26.02.01)", release));
-      Recipe::OlderRelease o{.parts = *parts, .system_sets = {}};
+      Recipe::OlderRelease o{.parts = read_release(*older, release), .system_sets = {}};
       ConfigNode systems = older->child(release);
       for (const auto& system : systems.keys()) o.system_sets[system] = read_sets(systems.child(system));
       r.before_release.push_back(std::move(o));

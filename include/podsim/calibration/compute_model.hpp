@@ -36,7 +36,7 @@ struct DeviceRates {
   double hbm_bandwidth = 0;  // datasheet bytes/s
   int sm_count = 0;
   double element_bytes = 2;  // operand size (2 for fp16/bf16, 1 for the fp8 formats)
-  std::string format;        // GEMM format name ("bf16", "fp8", ...): selects gemm.format_efficiency
+  std::string format = "";   // GEMM format name ("bf16", "fp8", ...): selects gemm.format_efficiency
   // 16-bit tensor peak for kernels that stay in bf16/fp16 whatever the GEMM format (fused attention:
   // NeMo/Megatron-Core keep fp8_dot_product_attention off by default). 0 = peak_flops.
   double attention_peak_flops = 0;

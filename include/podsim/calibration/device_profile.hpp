@@ -62,9 +62,15 @@ struct GemmParams {
 //  head_dim_efficiency  per pass, the efficiency at a head width relative to the listed widths' (the softmax
 //                       and rescaling work per block does not shrink with the head), interpolated in log2 of
 //                       the width and held constant beyond the table.
+//
+// A kernel library gets faster from release to release (cuDNN's fused attention on Hopper by ~20% between
+// mid-2024 and early 2026), so the numbers describe one release, named by `library`; a profile may list
+// older releases under attention.releases (each key it gives replaces the newest release's), and a
+// workload picks one with training.attention_library (with_attention_library below).
 struct FusedAttentionParams {
   bool available = false;
-  std::string kernel;  // "FlashAttention-2", "FlashAttention-3", "cuDNN fused attention", ...
+  std::string kernel;   // "FlashAttention-2", "FlashAttention-3", "cuDNN fused attention", ...
+  std::string library;  // the library release the numbers describe, e.g. "cudnn-9.19" ("" = unnamed)
   double forward_efficiency = 0;
   double backward_efficiency = 0;
   double causal_efficiency = 1;
@@ -77,7 +83,8 @@ struct DeviceProfile {
   std::string device;
   std::string file;
   GemmParams gemm;
-  FusedAttentionParams attention;
+  FusedAttentionParams attention;                                  // the newest release measured
+  std::map<std::string, FusedAttentionParams> attention_releases;  // older ones, by library name
   double memory_efficiency = 0.85;    // achieved / datasheet HBM bandwidth for streaming kernels
   double kernel_overhead_s = 4e-6;    // launch + tail per kernel, paid by every op
   double clock_sustain_factor = 1.0;  // sustained (power-limited) / boost clock under training load
@@ -90,5 +97,11 @@ struct DeviceProfile {
 };
 
 DeviceProfile load_device_profile(const std::string& path);
+
+// The profile with the attention numbers of library release `library` ("latest" or the newest release's
+// own name: unchanged). Throws std::invalid_argument naming the releases the profile lists otherwise.
+DeviceProfile with_attention_library(const DeviceProfile& profile, const std::string& library);
+// "latest", then the newest release's name and the older ones': what training.attention_library accepts.
+std::vector<std::string> attention_library_names(const DeviceProfile& profile);
 
 }  // namespace podsim::calibration

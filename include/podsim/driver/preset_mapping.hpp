@@ -18,6 +18,13 @@ struct PresetEntry {
   std::string reason;
   std::string recipe;  // models only: the recipe family whose settings apply
   std::string where;   // "mapping.yaml:12:5: models.Llama3-8B", for errors
+  // systems only, before_release: what the containers of releases older than `parts` ran on this system
+  // whatever the recipe (their libraries, e.g. training.attention_library); newest first.
+  struct OlderSoftware {
+    std::vector<int> parts;
+    std::vector<std::string> sets;
+  };
+  std::vector<OlderSoftware> before_release;
 };
 
 struct Recipe {

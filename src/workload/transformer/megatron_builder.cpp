@@ -57,7 +57,8 @@ StepPlan StepBuilder::describe() {
     plan.model_state_bytes = moe_total_params(w_) * (fp32 ? 4 + 8 : 2 + 12);  // dense: total_params
   }
   calibration::DeviceRates rates = device_rates(topo_.device, w_.training.precision);
-  cm_.emplace(topo_.device_profile, rates);
+  cm_.emplace(calibration::with_attention_library(topo_.device_profile, w_.training.attention_library),
+              rates);
   plan.peak_flops = rates.peak_flops;
   WorkloadConfig costed = w_;  // the kernels as they run: no userbuffers where the device has none
   costed.parallel.tp_overlap = tp_overlap_;
@@ -244,9 +245,13 @@ std::vector<std::string> StepBuilder::notes() const {
         "all-gathers of the saved inputs for the wgrad GEMMs are counted");
   n.push_back(
       w_.training.attention == Attention::flash
-          ? fmt::format("attention: one fused kernel ({} efficiencies of the {} profile); mfu counts "
+          ? fmt::format("attention: one fused kernel ({}{} efficiencies of the {} profile); mfu counts "
                         "causal attention FLOPs (the masked half is skipped), as NVIDIA's NeMo formulas do",
-                        topo_.device_profile.attention.kernel, topo_.device_profile.device)
+                        cm_->profile().attention.kernel,
+                        cm_->profile().attention.library.empty()
+                            ? ""
+                            : fmt::format(", library release {}", cm_->profile().attention.library),
+                        topo_.device_profile.device)
           : std::string("attention: unfused kernels with the s x s scores in HBM (training.attention: "
                         "unfused); mfu counts attention over the full s x s scores (Megatron SC21 Eq. 3), "
                         "mfu_causal the causal count"));

@@ -287,6 +287,8 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   std::string attention = train.choice_or("attention", {"auto", "flash", "unfused"}, "auto");
   w.training.attention_auto = attention == "auto";
   w.training.attention = attention == "flash" ? Attention::flash : Attention::unfused;
+  // Checked against the device profile's releases where the topology is known (transformer_loader.cpp).
+  w.training.attention_library = train.string_or("attention_library", "latest");
   w.training.grad_reduce_bytes = read_grad_reduce_bytes(train, w.training.precision);
   w.training.grad_accumulation = read_grad_accumulation(train);
   // The buffer gradients accumulate in: fp32 main_grad (Megatron local DDP), the parameter precision

@@ -1,7 +1,9 @@
 #include "podsim/workload/transformer/transformer_loader.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "podsim/core/config_node.hpp"
@@ -10,6 +12,20 @@
 #include "podsim/workload/transformer/pipeline_split.hpp"
 
 namespace podsim::workload {
+namespace {
+
+// training.attention_library: a release the device profile lists (InputError at the key otherwise).
+void resolve_attention_library(const ConfigNode& train, TrainingConfig& t,
+                               const calibration::DeviceProfile& profile) {
+  auto names = calibration::attention_library_names(profile);
+  if (std::find(names.begin(), names.end(), t.attention_library) != names.end()) return;
+  train.fail("attention_library",
+             fmt::format("'{}' is not a release of the fused attention library the {} profile ({}) "
+                         "describes; valid: {}",
+                         t.attention_library, profile.device, profile.file, fmt::join(names, ", ")));
+}
+
+}  // namespace
 
 WorkloadConfig load_workload(const std::string& path, const Overrides& overrides,
                              const topology::Topology& topo) {
@@ -32,6 +48,7 @@ WorkloadConfig read_transformer_on(const ConfigNode& root, const std::string& fi
   }
   check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
   resolve_attention(root.child("training"), w.training, topo.device, topo.device_profile.attention.available);
+  resolve_attention_library(root.child("training"), w.training, topo.device_profile);
   warn_inconsistent_derived_keys(root.child("model"), w.model, std::cerr);
   w.kind = "transformer_lm";
   w.file = file;

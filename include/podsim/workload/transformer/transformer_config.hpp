@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "podsim/workload/transformer/tp_overlap.hpp"
 #include "podsim/topology/device_spec.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer/moe_config.hpp"
+#include "podsim/workload/transformer/tp_overlap.hpp"
 
 namespace podsim {
 class ConfigNode;
@@ -97,7 +97,7 @@ struct ParallelConfig {
   // P2pOverlap): the interleaved schedule's receives posted one step early and waited just before their
   // consumer, in the steady state (and in the warm-up and flush). Only with virtual stages.
   bool overlap_p2p_comm = false, overlap_p2p_comm_warmup_flush = false;
-  bool dp_overlap = true;      // bucketed gradient all-reduce overlapped with the last backward
+  bool dp_overlap = true;  // bucketed gradient all-reduce overlapped with the last backward
   double dp_bucket_bytes = 25e6;
   // dp_bucket_MB: megatron_core: buckets of max(40M, 1M x dp x cp) parameters, Megatron-Core's default
   // (DistributedDataParallelConfig.bucket_size: larger DP needs larger buckets, or the reductions become
@@ -108,7 +108,7 @@ struct ParallelConfig {
   CpAlgorithm cp_algorithm = CpAlgorithm::ring;
   bool tp_overlap = false;  // TP collectives overlapped with their GEMMs (Transformer Engine userbuffers)
   TpOverlapGemms tp_overlap_gemms = te_default_tp_overlap();  // how, per GEMM (tp_overlap.hpp)
-  int ep = 1, etp = 1;      // expert (tensor) parallelism of the MoE layers (moe_config.hpp)
+  int ep = 1, etp = 1;  // expert (tensor) parallelism of the MoE layers (moe_config.hpp)
   // The embedding / the loss count as one layer slot of the first / last stage (pipeline_split.hpp).
   bool embedding_in_pipeline_split = false, loss_in_pipeline_split = false;
   // parallel.pipeline_layout (pipeline_layout.hpp): transformer layers per model chunk (entry c * pp + s),
@@ -154,6 +154,9 @@ struct TrainingConfig {
   double main_grad_bytes = 4;  // bytes per gradient element held for accumulation
   Attention attention = Attention::unfused;
   bool attention_auto = true;  // `auto` (or absent): resolve_attention picks from the device
+  // training.attention_library: which release of the fused attention kernel's library the device profile
+  // describes it for ("latest", or a name under the profile's attention.releases; device_profile.hpp).
+  std::string attention_library = "latest";
 };
 
 struct WorkloadConfig {

@@ -122,18 +122,19 @@ TEST(AttentionShape, ProfilesWithoutShapeTermsKeepOneEfficiencyForEveryShape) {
   }
 }
 
+// The InputError of a profile whose attention section holds a kernel, its two efficiencies and `more`
+// ("" when the profile loads).
+std::string attention_section_error(const std::string& more) {
+  auto path = std::filesystem::path(::testing::TempDir()) / "attention-section.yaml";
+  std::ofstream(path) << "device: X\nmemory: {bandwidth_efficiency: 0.8}\ngemm: {tiles: [[128, "
+                         "128]]}\nattention: {kernel: K, forward_efficiency: "
+                         "0.6, backward_efficiency: 0.5, "
+                      << more << "}\nprovenance: [{kind: prior, source: test}]\n";
+  return podsim::testing::error_of([&] { calibration::load_device_profile(path.string()); });
+}
+
 TEST(AttentionShape, BadShapeTermsNameTheKey) {
-  auto write = [](const std::string& attention) {
-    auto path = std::filesystem::path(::testing::TempDir()) / "attention-shape.yaml";
-    std::ofstream(path) << "device: X\nmemory: {bandwidth_efficiency: 0.8}\ngemm: {tiles: [[128, "
-                           "128]]}\nattention: {kernel: K, forward_efficiency: "
-                           "0.6, backward_efficiency: 0.5, "
-                        << attention << "}\nprovenance: [{kind: prior, source: test}]\n";
-    return path.string();
-  };
-  auto error = [&](const std::string& attention) {
-    return podsim::testing::error_of([&] { calibration::load_device_profile(write(attention)); });
-  };
+  auto error = attention_section_error;
   std::string m = error("causal_efficiency: 1.5");
   EXPECT_NE(m.find("causal_efficiency"), std::string::npos) << m;
   m = error("block_overhead: {forward: -1}");
@@ -256,12 +257,7 @@ TEST(AttentionShape, NewerCudnnIsFasterOnHopperAndOlderReleasesKeepWhatTheyDoNot
 
 TEST(AttentionShape, BadReleasesNameTheKey) {
   auto error = [](const std::string& releases) {
-    auto path = std::filesystem::path(::testing::TempDir()) / "attention-releases.yaml";
-    std::ofstream(path) << "device: X\nmemory: {bandwidth_efficiency: 0.8}\ngemm: {tiles: [[128, 128]]}\n"
-                           "attention: {kernel: K, library: new, forward_efficiency: 0.6, "
-                           "backward_efficiency: 0.5, releases: {"
-                        << releases << "}}\nprovenance: [{kind: prior, source: test}]\n";
-    return podsim::testing::error_of([&] { calibration::load_device_profile(path.string()); });
+    return attention_section_error("library: new, releases: {" + releases + "}");
   };
   std::string m = error("old: {forward_efficiency: 1.5}");
   EXPECT_NE(m.find("forward_efficiency"), std::string::npos) << m;

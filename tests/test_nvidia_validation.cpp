@@ -303,6 +303,18 @@ TEST(NvidiaValidation, RecipeSetOnAppliesPerSystemAndBaseRecipesInherit) {
   EXPECT_NE(err.find("system 'DGX-Z9' is not listed under systems:"), std::string::npos) << err;
 }
 
+// The plan of a GPT3-175B row on DGX-H100 (512 GPUs, tp 4, pp 8, vp 6) of release `release` ("" = none).
+driver::RowPlan plan_release_row(const driver::PresetMapping& m, const std::string& release) {
+  const std::string header =
+      "row_id,release,system,model,num_gpus,precision,gbs,mbs,seq_len,fsdp,tp,pp,cp,vp,ep,"
+      "tokens_per_sec_per_gpu\n";
+  auto row = driver::read_nvidia_row(
+      parse_csv(header + "1," + release + ",DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825\n", "t.csv"),
+      0);
+  EXPECT_EQ(row.release, release);
+  return driver::plan_nvidia_row(row, m, 8);
+}
+
 // before_release: a row of an older release gets what its system ran then, after set and set_on, the
 // oldest threshold's settings last (they win); rows of that release or newer, or without a release, do
 // not. Releases that are not numbers and systems the mapping lacks are errors naming where.
@@ -318,12 +330,7 @@ TEST(NvidiaValidation, BeforeReleaseAppliesTheConfigurationOfOlderReleases) {
       "row_id,release,system,model,num_gpus,precision,gbs,mbs,seq_len,fsdp,tp,pp,cp,vp,ep,"
       "tokens_per_sec_per_gpu\n";
   auto buckets = [&](const std::string& release) {
-    auto row = driver::read_nvidia_row(
-        parse_csv(header + "1," + release + ",DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825\n",
-                  "t.csv"),
-        0);
-    EXPECT_EQ(row.release, release);
-    auto p = driver::plan_nvidia_row(row, m, 8);
+    auto p = plan_release_row(m, release);
     std::vector<std::string> out;
     for (const auto& set : p.request.sets)
       if (set.find("dp_bucket_MB") != std::string::npos) out.push_back(set);
@@ -367,16 +374,8 @@ TEST(NvidiaValidation, SystemBeforeReleaseSetsTheLibrariesOfOlderContainers) {
                            "{{training.attention_library: cudnn-2024.07}}\n",
                            source_path("topologies/dgx-h100-superpod.yaml")));
   auto m = driver::load_preset_mapping(write(dir, "map.yaml", text));
-  const std::string header =
-      "row_id,release,system,model,num_gpus,precision,gbs,mbs,seq_len,fsdp,tp,pp,cp,vp,ep,"
-      "tokens_per_sec_per_gpu\n";
   auto library = [&](const std::string& release) {
-    auto row = driver::read_nvidia_row(
-        parse_csv(header + "1," + release + ",DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825\n",
-                  "t.csv"),
-        0);
-    auto p = driver::plan_nvidia_row(row, m, 8);
-    return has_set(p, "workload.training.attention_library=cudnn-2024.07");
+    return has_set(plan_release_row(m, release), "workload.training.attention_library=cudnn-2024.07");
   };
   EXPECT_TRUE(library("24.07"));
   EXPECT_TRUE(library("25.11"));

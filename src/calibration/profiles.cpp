@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -33,7 +34,8 @@ namespace {
 FusedAttentionParams read_attention(const ConfigNode& att, const FusedAttentionParams& base) {
   FusedAttentionParams a = base;
   a.available = true;
-  a.kernel = base.kernel.empty() ? att.string("kernel") : att.string_or("kernel", base.kernel);
+  bool newest = !base.available;  // an older release starts from the newest one's numbers
+  a.kernel = newest ? att.string("kernel") : att.string_or("kernel", base.kernel);
   a.library = att.string_or("library", base.library);
   auto fraction = [&att](const char* key, double fallback, bool required) {
     if (!required && !att.has(key)) return fallback;
@@ -41,7 +43,6 @@ FusedAttentionParams read_attention(const ConfigNode& att, const FusedAttentionP
     if (f > 1) att.fail(key, "an efficiency is a fraction of the tensor peak, in (0, 1]");
     return f;
   };
-  bool newest = base.forward_efficiency == 0;
   a.forward_efficiency = fraction("forward_efficiency", base.forward_efficiency, newest);
   a.backward_efficiency = fraction("backward_efficiency", base.backward_efficiency, newest);
   a.causal_efficiency = fraction("causal_efficiency", base.causal_efficiency, false);
@@ -150,12 +151,9 @@ DeviceProfile with_attention_library(const DeviceProfile& profile, const std::st
   if (library.empty() || library == "latest" || library == profile.attention.library) return profile;
   auto it = profile.attention_releases.find(library);
   if (it == profile.attention_releases.end()) {
-    auto names = attention_library_names(profile);
-    std::string listed;
-    for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
     throw std::invalid_argument(
         fmt::format("attention library '{}' is not in the {} profile ({}); it lists: {}", library,
-                    profile.device, profile.file, listed));
+                    profile.device, profile.file, fmt::join(attention_library_names(profile), ", ")));
   }
   DeviceProfile p = profile;
   p.attention = it->second;

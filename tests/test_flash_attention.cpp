@@ -124,7 +124,8 @@ TEST(FlashAttention, NoScoresInActivationMemory) {
       layer_activation_bytes(unfused, 1, Recompute::none) - layer_activation_bytes(flash, 1, Recompute::none),
       gap, 1e-6 * gap);
   WorkloadConfig flash_dropout = config(topo, {{"model.dropout", "0.1"}});
-  WorkloadConfig unfused_dropout = config(topo, {{"training.attention", "unfused"}, {"model.dropout", "0.1"}});
+  WorkloadConfig unfused_dropout =
+      config(topo, {{"training.attention", "unfused"}, {"model.dropout", "0.1"}});
   double dropout_gap = s * s * a * 5 - s * a * 4;
   EXPECT_NEAR(layer_activation_bytes(unfused_dropout, 1, Recompute::none) -
                   layer_activation_bytes(flash_dropout, 1, Recompute::none),
@@ -148,4 +149,50 @@ TEST(FlashAttention, UnfusedAttentionGemmsStayInBf16UnderFp8) {
   // while the linear layers do run faster in fp8
   EXPECT_LT(kernel(fp8, "layer forward", "MLP fc1")->seconds,
             kernel(bf16, "layer forward", "MLP fc1")->seconds);
+}
+
+// model.dropout decides the dropout kernels, not only the masks in memory: without dropout PyTorch's
+// dropout returns its input (no kernel, no mask), so the residual add moves 3 tensors, the unfused
+// attention has no dropout over its scores and the embedding none after the lookup; with dropout each
+// writes a one-byte mask per element that its backward reads.
+TEST(Dropout, KernelsFollowModelDropout) {
+  auto topo = preset("dgx-h100-superpod");
+  StepPlan without = describe(topo, {{"training.attention", "unfused"}});  // Llama 3: dropout 0
+  StepPlan with = describe(topo, {{"training.attention", "unfused"}, {"model.dropout", "0.1"}});
+  double s = 8192, h = 4096, heads = 32, eb = 2, E = s * h, scores = heads * s * s;
+  for (const char* name : {"attention dropout", "dropout-add", "embedding dropout"})
+    EXPECT_EQ(kernel(without, "layer forward", name), nullptr) << name;
+  EXPECT_EQ(kernel(without, "layer backward", "attention dropout backward"), nullptr);
+  EXPECT_EQ(kernel(without, "embedding forward", "embedding dropout"), nullptr);
+  const auto* add = kernel(without, "layer forward", "residual add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_DOUBLE_EQ(add->bytes, 3 * E * eb);
+  const auto* add_back = kernel(without, "layer backward", "residual add backward");
+  ASSERT_NE(add_back, nullptr);
+  EXPECT_DOUBLE_EQ(add_back->bytes, 3 * E * eb);
+
+  const auto* dropout_add = kernel(with, "layer forward", "dropout-add");
+  ASSERT_NE(dropout_add, nullptr);
+  EXPECT_DOUBLE_EQ(dropout_add->bytes, E * (3 * eb + 1));
+  const auto* dropout_back = kernel(with, "layer backward", "dropout-add backward");
+  ASSERT_NE(dropout_back, nullptr);
+  EXPECT_DOUBLE_EQ(dropout_back->bytes, E * (2 * eb + 1) + 3 * E * eb);
+  const auto* scores_dropout = kernel(with, "layer forward", "attention dropout");
+  ASSERT_NE(scores_dropout, nullptr);
+  EXPECT_DOUBLE_EQ(scores_dropout->bytes, scores * (2 * eb + 1));
+  ASSERT_NE(kernel(with, "layer backward", "attention dropout backward"), nullptr);
+  ASSERT_NE(kernel(with, "embedding forward", "embedding dropout"), nullptr);
+}
+
+// With fused attention the dropout over the scores is inside the kernel, whose measured efficiencies are
+// without dropout: the run says so rather than costing it silently at the dropout-free rate.
+TEST(Dropout, FusedAttentionSaysItsDropoutIsNotCosted) {
+  auto topo = preset("dgx-h100-superpod");
+  auto says_not_costed = [](const StepPlan& plan) {
+    for (const auto& n : plan.notes)
+      if (n.find("dropout inside the kernel") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(says_not_costed(describe(topo, {{"model.dropout", "0.1"}})));
+  EXPECT_FALSE(says_not_costed(describe(topo)));
 }

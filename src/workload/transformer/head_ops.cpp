@@ -16,16 +16,18 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
   double logits = x.tokens * x.v / x.t;  // elements of this rank's vocabulary shard
   // Embedding: vocab-parallel lookup, all-reduce (or reduce-scatter) over TP, + position, dropout.
   c.embedding_forward.add(memory_cost(cm, "embedding lookup", 2 * x.tokens * x.h * x.eb));
+  // The embedding dropout: read, write and its mask (none without model.dropout: PyTorch returns the input).
+  double dropout = x.dropout() ? E * (2 * x.eb + x.mask_bytes) : 0;
   if (w.model.position_embedding == PositionEmbedding::learned)
-    c.embedding_forward.add(memory_cost(cm, "position embedding + dropout", E * (5 * x.eb + 1)));
-  else  // rotary positions are applied to Q and K in each layer; here only the dropout
-    c.embedding_forward.add(memory_cost(cm, "embedding dropout", E * (2 * x.eb + 1)));
+    c.embedding_forward.add(memory_cost(
+        cm, x.dropout() ? "position embedding + dropout" : "position embedding", E * 3 * x.eb + dropout));
+  else if (x.dropout())  // rotary positions are applied to Q and K in each layer; here only the dropout
+    c.embedding_forward.add(memory_cost(cm, "embedding dropout", dropout));
   if (w.parallel.tp > 1)
     c.embedding_forward.tp.push_back(
         {w.parallel.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
          x.tokens * x.h * x.eb});
-  c.embedding_backward.add(
-      memory_cost(cm, "embedding backward", E * (2 * x.eb + 1) + 2 * x.tokens * x.h * x.eb));
+  c.embedding_backward.add(memory_cost(cm, "embedding backward", dropout + 2 * x.tokens * x.h * x.eb));
   if (x.accumulate_bytes_per_param > 0)
     c.embedding_backward.add(
         memory_cost(cm, "embedding gradient accumulation", x.v * x.h / x.t * x.accumulate_bytes_per_param));

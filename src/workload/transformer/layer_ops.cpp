@@ -51,7 +51,7 @@ void attention_core_forward(PassCost& p, const ComputeModel& cm, const Shapes& x
   const ComputeModel cm16 = cm.sixteen_bit();
   p.add(gemm_cost(cm16, "attention scores (QK^T)", x.q_len, x.kv_len, x.head_dim, heads));
   p.add(memory_cost(cm, "scale-mask-softmax", 2 * x.attn * x.eb));
-  p.add(memory_cost(cm, "attention dropout", x.attn * (2 * x.eb + 1)));
+  if (x.dropout()) p.add(memory_cost(cm, "attention dropout", x.attn * (2 * x.eb + x.mask_bytes)));
   p.add(gemm_cost(cm16, "attention over values", x.q_len, x.head_dim, x.kv_len, heads));
   p.attention_seconds += p.seconds - before;
 }
@@ -69,8 +69,9 @@ struct LinearSeconds {
 };
 
 MlaRankShapes mla_shapes(const WorkloadConfig& w, const Shapes& x) {
-  return {x.b, x.tokens, x.sp_tokens,      x.q_len, x.kv_len,
-          x.t, x.eb,     x.quantize_bytes, x.flash, w.parallel.sequence_parallel};
+  return {x.b,         x.tokens, x.sp_tokens,      x.q_len, x.kv_len,
+          x.t,         x.eb,     x.quantize_bytes, x.flash, w.parallel.sequence_parallel,
+          x.mask_bytes};
 }
 
 // Runs `add` (which adds kernels to `p`) and adds the seconds they took to `into`.
@@ -188,10 +189,27 @@ void mlp_forward(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm, c
         [&] { p.add(ub_gemm(cm, "MLP fc2", ub, UbGemm::fc2_fprop, x.tokens, x.h, x.f / x.t)); });
 }
 
+// The kernel after each sublayer: bias add (with linear biases), dropout (model.dropout > 0, writing its
+// mask) and the residual add, fused as Megatron-Core's bias_dropout_add; without dropout the residual add
+// alone.
+const char* residual_name(const WorkloadConfig& w, const Shapes& x, bool backward) {
+  if (x.dropout() && w.model.linear_bias) return backward ? "bias-dropout-add backward" : "bias-dropout-add";
+  if (x.dropout()) return backward ? "dropout-add backward" : "dropout-add";
+  if (w.model.linear_bias) return backward ? "bias-add + residual add backward" : "bias-add + residual add";
+  return backward ? "residual add backward" : "residual add";
+}
+
+// Its backward: the dropout's (read the gradient and the mask, write the gradient), then the gradient of
+// the residual stream summed with the sublayer's (read two, write one).
+double residual_backward_bytes(const Shapes& x, double elements) {
+  double dropout = x.dropout() ? elements * (2 * x.eb + x.mask_bytes) : 0;
+  return dropout + 3 * elements * x.eb;
+}
+
 PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
   PassCost p;
   double E = x.sp_tokens * x.h;  // elements in the residual stream held by this rank
-  const char* residual = w.model.linear_bias ? "bias-dropout-add" : "dropout-add";
+  const char* residual = residual_name(w, x, false);
   LinearSeconds linear;
   p.add(memory_cost(cm, norm_name(w, false), 2 * E * x.eb));
   if (is_mla(w.model)) {
@@ -209,10 +227,10 @@ PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sha
                     x.attention_width));
     });
   }
-  p.add(memory_cost(cm, residual, E * (3 * x.eb + 1)));
+  p.add(memory_cost(cm, residual, E * (3 * x.eb + x.mask_bytes)));
   p.add(memory_cost(cm, norm_name(w, false), 2 * E * x.eb));
   mlp_forward(p, w, cm, x, linear);
-  p.add(memory_cost(cm, residual, E * (3 * x.eb + 1)));
+  p.add(memory_cost(cm, residual, E * (3 * x.eb + x.mask_bytes)));
   tp_collectives(p, w, x, linear, false);
   return p;
 }
@@ -255,7 +273,7 @@ void mha_attention_backward(PassCost& p, const WorkloadConfig& w, const ComputeM
     // (softmax) V: dP = dO V^T [q x kv, k = d], dV = P^T dO [kv x d, k = q].
     p.add(gemm_cost(cm16, "attention over values dgrad", x.q_len, x.kv_len, x.head_dim, heads));
     p.add(gemm_cost(cm16, "attention over values wgrad", x.kv_len, x.head_dim, x.q_len, heads));
-    p.add(memory_cost(cm, "attention dropout backward", x.attn * (2 * x.eb + 1)));
+    if (x.dropout()) p.add(memory_cost(cm, "attention dropout backward", x.attn * (2 * x.eb + x.mask_bytes)));
     p.add(memory_cost(cm, "softmax backward", 3 * x.attn * x.eb));
     // Q K^T: dQ = dS K [q x d, k = kv], dK = dS^T Q [kv x d, k = q].
     p.add(gemm_cost(cm16, "attention scores dgrad Q", x.q_len, x.head_dim, x.kv_len, heads));
@@ -275,12 +293,12 @@ void mha_attention_backward(PassCost& p, const WorkloadConfig& w, const ComputeM
 PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
   PassCost p;
   double E = x.sp_tokens * x.h;
-  const char* residual = w.model.linear_bias ? "bias-dropout-add backward" : "dropout-add backward";
+  const char* residual = residual_name(w, x, true);
   // The backward collective of a linear layer overlaps its dgrad and wgrad GEMMs (TE pipelines the
   // all-gather of dY with dgrad and runs the reduce-scatter of dX during wgrad).
   LinearSeconds linear;
   // In reverse order of the forward pass; each fp8 GEMM's output gradient is quantized first.
-  p.add(memory_cost(cm, residual, E * (2 * x.eb + 1) + 3 * E * x.eb));
+  p.add(memory_cost(cm, residual, residual_backward_bytes(x, E)));
   Userbuffers ub = userbuffers_of(w);
   double unused = 0;
   quantize(p, cm, "MLP fc2 grad quantize (fp8)", x, x.tokens * x.h);
@@ -296,7 +314,7 @@ PassCost backward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sh
                    linear.fc1_wgrad);
   });
   p.add(memory_cost(cm, norm_name(w, true), 3 * E * x.eb));
-  p.add(memory_cost(cm, residual, E * (2 * x.eb + 1) + 3 * E * x.eb));
+  p.add(memory_cost(cm, residual, residual_backward_bytes(x, E)));
   if (is_mla(w.model)) {
     mla_attention_backward(p, w.model, cm, mla_shapes(w, x), linear.mla);
   } else {

@@ -24,6 +24,10 @@ struct LayerShapes {
   double attn;               // attention score elements per rank: b * (a/t) * q_len * kv_len
   double kv_heads_per_rank;  // g/t
   bool flash;                // one fused attention kernel (training.attention: flash)
+  // Bytes of dropout mask per element a dropout writes and its backward reads: 1 (uint8) with
+  // model.dropout > 0; 0 without, where PyTorch's dropout returns its input (no kernel, no mask).
+  double mask_bytes;
+  bool dropout() const { return mask_bytes > 0; }
 };
 
 LayerShapes layer_shapes(const WorkloadConfig& w, int micro_batch);

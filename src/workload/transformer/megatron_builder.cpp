@@ -246,12 +246,17 @@ std::vector<std::string> StepBuilder::notes() const {
   n.push_back(
       w_.training.attention == Attention::flash
           ? fmt::format("attention: one fused kernel ({}{} efficiencies of the {} profile); mfu counts "
-                        "causal attention FLOPs (the masked half is skipped), as NVIDIA's NeMo formulas do",
+                        "causal attention FLOPs (the masked half is skipped), as NVIDIA's NeMo formulas do{}",
                         cm_->profile().attention.kernel,
                         cm_->profile().attention.library.empty()
                             ? ""
                             : fmt::format(", library release {}", cm_->profile().attention.library),
-                        topo_.device_profile.device)
+                        topo_.device_profile.device,
+                        w_.model.dropout > 0
+                            ? fmt::format("; not modelled: the cost of the dropout inside the kernel "
+                                          "(model.dropout {:g}): its efficiencies are without dropout",
+                                          w_.model.dropout)
+                            : "")
           : std::string("attention: unfused kernels with the s x s scores in HBM (training.attention: "
                         "unfused); mfu counts attention over the full s x s scores (Megatron SC21 Eq. 3), "
                         "mfu_causal the causal count"));

@@ -80,7 +80,7 @@ void mla_attention_core_forward(PassCost& p, const ModelConfig& m, const Compute
     double heads = x.b * d.heads, attn = heads * x.q_len * x.kv_len;
     p.add(gemm_cost(cm16, "MLA attention scores (QK^T)", x.q_len, x.kv_len, d.qk, heads));
     p.add(memory_cost(cm, "scale-mask-softmax", 2 * attn * x.eb));
-    p.add(memory_cost(cm, "attention dropout", attn * (2 * x.eb + 1)));
+    if (x.mask_bytes > 0) p.add(memory_cost(cm, "attention dropout", attn * (2 * x.eb + x.mask_bytes)));
     p.add(gemm_cost(cm16, "MLA attention over values", x.q_len, d.v, x.kv_len, heads));
   }
   p.attention_seconds += p.seconds - before;
@@ -135,7 +135,8 @@ void mla_attention_backward(PassCost& p, const ModelConfig& m, const ComputeMode
     double heads = x.b * d.heads, attn = heads * x.q_len * x.kv_len;
     p.add(gemm_cost(cm16, "MLA attention over values dgrad", x.q_len, x.kv_len, d.v, heads));
     p.add(gemm_cost(cm16, "MLA attention over values wgrad", x.kv_len, d.v, x.q_len, heads));
-    p.add(memory_cost(cm, "attention dropout backward", attn * (2 * x.eb + 1)));
+    if (x.mask_bytes > 0)
+      p.add(memory_cost(cm, "attention dropout backward", attn * (2 * x.eb + x.mask_bytes)));
     p.add(memory_cost(cm, "softmax backward", 3 * attn * x.eb));
     p.add(gemm_cost(cm16, "MLA attention scores dgrad Q", x.q_len, d.qk, x.kv_len, heads));
     p.add(gemm_cost(cm16, "MLA attention scores dgrad K", x.kv_len, d.qk, x.q_len, heads));

@@ -32,6 +32,7 @@ struct MlaRankShapes {
   double eb = 2;
   double quantize_bytes = 0;  // per GEMM-input element quantized for an fp8 GEMM (0 otherwise)
   bool flash = false, sequence_parallel = false;
+  double mask_bytes = 1;  // dropout mask bytes per attention score (0 without model.dropout: no dropout)
 };
 
 // Seconds of the GEMMs each TP collective of the attention half can overlap with (parallel.tp_overlap).

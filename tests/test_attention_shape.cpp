@@ -9,9 +9,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "podsim/calibration/compute_model.hpp"
@@ -133,19 +135,23 @@ std::string attention_section_error(const std::string& more) {
   return podsim::testing::error_of([&] { calibration::load_device_profile(path.string()); });
 }
 
+// Each bad attention section (first) gets an error that names what is wrong (second).
+void expect_errors_name(const std::function<std::string(const std::string&)>& error,
+                        const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [section, named] : cases) {
+    std::string m = error(section);
+    EXPECT_NE(m.find(named), std::string::npos) << section << ": " << m;
+  }
+}
+
 TEST(AttentionShape, BadShapeTermsNameTheKey) {
-  auto error = attention_section_error;
-  std::string m = error("causal_efficiency: 1.5");
-  EXPECT_NE(m.find("causal_efficiency"), std::string::npos) << m;
-  m = error("block_overhead: {forward: -1}");
-  EXPECT_NE(m.find("forward"), std::string::npos) << m;
-  m = error("block_overhead: {sideways: 1}");
-  EXPECT_NE(m.find("sideways"), std::string::npos) << m;
-  m = error("head_dim_efficiency: {forward: {wide: 1}}");
-  EXPECT_NE(m.find("head width"), std::string::npos) << m;
-  m = error("head_dim_efficiency: {forward: {64: 3}}");
-  EXPECT_NE(m.find("between 0 and 2"), std::string::npos) << m;
-  EXPECT_TRUE(error("causal_efficiency: 0.9, block_overhead: {forward: 1}").empty());
+  expect_errors_name(attention_section_error,
+                     {{"causal_efficiency: 1.5", "causal_efficiency"},
+                      {"block_overhead: {forward: -1}", "forward"},
+                      {"block_overhead: {sideways: 1}", "sideways"},
+                      {"head_dim_efficiency: {forward: {wide: 1}}", "head width"},
+                      {"head_dim_efficiency: {forward: {64: 3}}", "between 0 and 2"}});
+  EXPECT_TRUE(attention_section_error("causal_efficiency: 0.9, block_overhead: {forward: 1}").empty());
 }
 
 namespace {
@@ -259,14 +265,10 @@ TEST(AttentionShape, BadReleasesNameTheKey) {
   auto error = [](const std::string& releases) {
     return attention_section_error("library: new, releases: {" + releases + "}");
   };
-  std::string m = error("old: {forward_efficiency: 1.5}");
-  EXPECT_NE(m.find("forward_efficiency"), std::string::npos) << m;
-  m = error("old: {speed: 1}");
-  EXPECT_NE(m.find("speed"), std::string::npos) << m;
-  m = error("latest: {forward_efficiency: 0.5}");
-  EXPECT_NE(m.find("newest release"), std::string::npos) << m;
-  m = error("new: {forward_efficiency: 0.5}");
-  EXPECT_NE(m.find("newest release"), std::string::npos) << m;
+  expect_errors_name(error, {{"old: {forward_efficiency: 1.5}", "forward_efficiency"},
+                             {"old: {speed: 1}", "speed"},
+                             {"latest: {forward_efficiency: 0.5}", "newest release"},
+                             {"new: {forward_efficiency: 0.5}", "newest release"}});
   EXPECT_TRUE(error("old: {forward_efficiency: 0.5, block_overhead: {forward: 1}}").empty());
 }
 

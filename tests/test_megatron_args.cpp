@@ -59,10 +59,30 @@ TEST(MegatronArgs, Llama3ExampleGivesThePresetModel) {
   std::string notes = joined(imp.notes), warnings = joined(imp.warnings);
   EXPECT_NE(notes.find("--lr"), std::string::npos) << notes;  // ignored, and said so
   EXPECT_NE(notes.find("launcher before pretrain_gpt.py"), std::string::npos) << notes;
-  EXPECT_NE(warnings.find("--cross-entropy-loss-fusion"), std::string::npos) << warnings;  // not modelled
+  // --cross-entropy-loss-fusion without an impl: Megatron-Core's native fp32 version, costed unfused, said so
+  EXPECT_TRUE(has_set(imp, "workload.training.cross_entropy=unfused"));
+  EXPECT_EQ(warnings.find("--cross-entropy-loss-fusion"), std::string::npos) << warnings;
+  EXPECT_NE(notes.find("--cross-entropy-loss-fusion with the native implementation"), std::string::npos)
+      << notes;
   EXPECT_NE(warnings.find("--fp8-param-gather"), std::string::npos) << warnings;
   EXPECT_EQ(warnings.find("--bf16"), std::string::npos)
       << warnings;  // read: fp8 is the GEMM format beside it
+}
+
+TEST(MegatronArgs, CrossEntropyFusionImplementation) {
+  auto sets = [](const std::string& args) { return driver::parse_megatron_args(args, "cmd"); };
+  auto te = sets("--cross-entropy-loss-fusion --cross-entropy-fusion-impl te");
+  EXPECT_TRUE(has_set(te, "workload.training.cross_entropy=fused"));
+  EXPECT_TRUE(has_set(sets("--cross-entropy-fusion-impl native --cross-entropy-loss-fusion"),
+                      "workload.training.cross_entropy=unfused"));
+  auto alone = sets("--cross-entropy-fusion-impl te");  // no fusion: Megatron's plain loss
+  EXPECT_TRUE(std::none_of(alone.sets.begin(), alone.sets.end(), [](const std::string& s) {
+    return s.find("cross_entropy") != std::string::npos;
+  }));
+  EXPECT_NE(joined(alone.notes).find("does nothing"), std::string::npos);
+  std::string e = error_of([&] { sets("--cross-entropy-loss-fusion --cross-entropy-fusion-impl triton"); });
+  EXPECT_NE(e.find("cross-entropy-fusion-impl"), std::string::npos) << e;
+  EXPECT_NE(e.find("te"), std::string::npos) << e;
 }
 
 TEST(MegatronArgs, ParallelLayoutAndVirtualStages) {

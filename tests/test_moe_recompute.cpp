@@ -1,6 +1,6 @@
 // MoE-layer selective recomputation (training.recompute_modules moe_act / layernorm, recompute_modules.hpp)
 // and the fused cross entropy (training.cross_entropy): the stored bytes each frees, the kernels each adds
-// to the recompute pass, both against closed forms, and bad input.
+// to the recompute pass (the fused loss: the kernels it runs instead), against closed forms, and bad input.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -145,6 +145,39 @@ TEST(MoeRecompute, FusedCrossEntropyKeepsOnlyTheLogits) {
   o.cross_entropy = "unfused";
   EXPECT_DOUBLE_EQ(stage_memory(read(o), 1, 1, {1}, topo.device_profile)[0].activations,
                    unfused[0].activations);
+}
+
+TEST(MoeRecompute, FusedCrossEntropyKernelsMoveOnlySixteenBitLogits) {
+  // Transformer Engine's parallel_cross_entropy: the forward reads the 2048 x 32000 16-bit logits twice and
+  // writes the gradient over them, the backward scales it in place; unfused, the fp32 passes (head_ops.cpp).
+  auto cm = h100();
+  Options o;
+  o.moe = false;
+  auto head = [&](const std::string& ce) {
+    o.cross_entropy = ce;
+    return head_costs(read(o), 1, cm);
+  };
+  HeadCosts fused = head("fused"), unfused = head("unfused");
+  double logits = 2048.0 * 32000;
+  const OpCost* f = find_op(fused.output_forward, "cross-entropy (fused: online softmax, loss and gradient)");
+  const OpCost* b = find_op(fused.output_backward, "cross-entropy backward (fused: scale the gradient)");
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_NEAR(f->bytes, logits * 3 * 2, 1e-3);
+  EXPECT_NEAR(b->bytes, logits * 2 * 2, 1e-3);
+  EXPECT_EQ(find_op(fused.output_forward, "cross-entropy (fp32)"), nullptr);
+  const OpCost* uf = find_op(unfused.output_forward, "cross-entropy (fp32)");
+  const OpCost* ub = find_op(unfused.output_backward, "cross-entropy backward");
+  ASSERT_NE(uf, nullptr);
+  ASSERT_NE(ub, nullptr);
+  EXPECT_NEAR(uf->bytes, logits * (2 + 4 + 4 + 8 + 4 + 8), 1e-3);
+  // Everything else in the head is the same: the difference is the loss kernels' time alone.
+  EXPECT_NEAR(unfused.output_forward.seconds - fused.output_forward.seconds, uf->seconds - f->seconds, 1e-12);
+  EXPECT_NEAR(unfused.output_backward.seconds - fused.output_backward.seconds, ub->seconds - b->seconds,
+              1e-12);
+  EXPECT_LT(fused.output_forward.seconds + fused.output_backward.seconds,
+            unfused.output_forward.seconds + unfused.output_backward.seconds);
+  EXPECT_TRUE(fused.output_forward.tp.empty());  // tp 1: no per-row statistics to exchange
 }
 
 TEST(MoeRecompute, BadInputIsAClearError) {

@@ -102,6 +102,7 @@ class MegatronMapper {
   void virtual_stages();
   void training();
   void precision();
+  void cross_entropy();
   void leftovers();
 
   const MegatronCommandLine& cl_;
@@ -291,6 +292,7 @@ void MegatronMapper::training() {
   if (has("no-gradient-accumulation-fusion")) set("training.grad_accumulation", "fp32");
   if (has("accumulate-allreduce-grads-in-fp32")) set("training.grad_reduce_precision", "fp32");
   if (has("grad-reduce-in-bf16")) set("training.grad_reduce_precision", "bf16");
+  cross_entropy();
   if (has("use-flash-attn")) set("training.attention", "flash");
   if (has("attention-backend"))
     set("training.attention", choice("attention-backend", {{"flash", "flash"},
@@ -298,6 +300,26 @@ void MegatronMapper::training() {
                                                            {"unfused", "unfused"},
                                                            {"local", "unfused"},
                                                            {"auto", "auto"}}));
+}
+
+// The loss: --cross-entropy-loss-fusion with --cross-entropy-fusion-impl te runs Transformer Engine's fused
+// kernels (podsim's fused loss); with native (Megatron's default) Megatron-Core's jit-fused fp32 version
+// (megatron/core/fusions/fused_cross_entropy.py), whose fp32 passes podsim costs as the unfused loss.
+void MegatronMapper::cross_entropy() {
+  bool fusion = has("cross-entropy-loss-fusion");
+  std::string impl = has("cross-entropy-fusion-impl")
+                         ? choice("cross-entropy-fusion-impl", {{"te", "te"}, {"native", "native"}})
+                         : "native";
+  if (!fusion) {
+    if (impl == "te") note("--cross-entropy-fusion-impl te without --cross-entropy-loss-fusion does nothing");
+    return;
+  }
+  set("training.cross_entropy", impl == "te" ? "fused" : "unfused");
+  if (impl == "native")
+    note(
+        "--cross-entropy-loss-fusion with the native implementation: Megatron-Core's jit-fused fp32 loss, "
+        "costed as training.cross_entropy: unfused (the same fp32 passes); --cross-entropy-fusion-impl te "
+        "would run Transformer Engine's kernels (training.cross_entropy: fused)");
 }
 
 void MegatronMapper::precision() {

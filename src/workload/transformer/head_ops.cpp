@@ -9,6 +9,36 @@ namespace podsim::workload {
 using calibration::ComputeModel;
 using network::CollectiveKind;
 
+namespace {
+
+// The loss over this rank's vocabulary shard of `logits` elements, forward and backward.
+void add_cross_entropy(HeadCosts& c, const WorkloadConfig& w, const LayerShapes& x, const ComputeModel& cm,
+                       double logits) {
+  bool tp = w.parallel.tp > 1;
+  if (w.training.fused_cross_entropy) {
+    // Transformer Engine's parallel_cross_entropy (Megatron-Core cross_entropy_fusion_impl "te";
+    // transformer_engine/pytorch/triton/cross_entropy.py before TE commit 01bbe3e of July 2026): one Triton
+    // kernel reads the 16-bit logits for each row's running max and sum of exponentials (online softmax),
+    // the TP ranks all-gather those three floats per row, a second kernel reads the logits again and writes
+    // the loss and the gradient over them; the backward scales that gradient in place by the loss's
+    // per-token gradient (element_mul_kernel). Nothing in fp32 the size of the logits.
+    c.output_forward.add(
+        memory_cost(cm, "cross-entropy (fused: online softmax, loss and gradient)", logits * 3 * x.eb));
+    if (tp) c.output_forward.tp.push_back({CollectiveKind::all_gather, x.tokens * 3 * 4 * w.parallel.tp});
+    c.output_backward.add(
+        memory_cost(cm, "cross-entropy backward (fused: scale the gradient)", logits * 2 * x.eb));
+    return;
+  }
+  // Megatron-Core's vocab-parallel cross-entropy in fp32: convert, max, exp, sum, normalize (its three
+  // all-reduces over TP: max, predicted logit, sum), and the backward's gradient and 16-bit copy.
+  c.output_forward.add(memory_cost(cm, "cross-entropy (fp32)", logits * (x.eb + 4 + 4 + 8 + 4 + 8)));
+  if (tp)
+    for (int i = 0; i < 3; ++i) c.output_forward.tp.push_back({CollectiveKind::all_reduce, x.tokens * 4});
+  c.output_backward.add(memory_cost(cm, "cross-entropy backward", logits * (4 + 4 + 4 + x.eb)));
+}
+
+}  // namespace
+
 HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm) {
   LayerShapes x = layer_shapes(w, micro_batch);
   HeadCosts c;
@@ -34,8 +64,8 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
   if (w.parallel.tp > 1 && w.parallel.sequence_parallel)
     c.embedding_backward.tp.push_back({CollectiveKind::all_gather, x.tokens * x.h * x.eb});
 
-  // Output layer: final layer norm, logits against the (tied) embedding, vocab-parallel cross-entropy in fp32
-  // (convert, max, exp, sum, normalize), and its backward.
+  // Output layer: final layer norm, logits against the (tied) embedding, vocab-parallel cross-entropy and
+  // its backward.
   bool rms = w.model.norm == Norm::rmsnorm;
   c.output_forward.add(memory_cost(cm, rms ? "final rmsnorm" : "final layernorm", 2 * E * x.eb));
   if (w.parallel.tp > 1 && w.parallel.sequence_parallel)
@@ -45,10 +75,7 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
   // transformer layers' TE linears are quantized); unchanged for 16-bit and wider formats.
   const ComputeModel cm16 = cm.sixteen_bit();
   c.output_forward.add(gemm_cost(cm16, "logits", x.tokens, x.v / x.t, x.h));
-  c.output_forward.add(memory_cost(cm, "cross-entropy (fp32)", logits * (x.eb + 4 + 4 + 8 + 4 + 8)));
-  if (w.parallel.tp > 1)
-    for (int i = 0; i < 3; ++i) c.output_forward.tp.push_back({CollectiveKind::all_reduce, x.tokens * 4});
-  c.output_backward.add(memory_cost(cm, "cross-entropy backward", logits * (4 + 4 + 4 + x.eb)));
+  add_cross_entropy(c, w, x, cm, logits);
   linear_backward(c.output_backward, cm16, "logits dgrad", "logits wgrad", x.tokens, x.v / x.t, x.h);
   c.output_backward.add(
       memory_cost(cm, rms ? "final rmsnorm backward" : "final layernorm backward", 3 * E * x.eb));

@@ -146,7 +146,8 @@ struct TrainingConfig {
   RecomputeModules recompute_modules;  // meaningful with recompute: selective
   // training.cross_entropy: fused = Transformer Engine's parallel_cross_entropy (Megatron-Core
   // cross_entropy_loss_fusion, cross_entropy_fusion_impl te): the backward keeps only the 16-bit logits
-  // (it writes the gradient into them); unfused (default) keeps them plus the fp32 softmax.
+  // (it writes the gradient into them) and its kernels move 3 + 2 logits' worth of 16-bit bytes
+  // (head_ops.cpp); unfused (default) keeps them plus the fp32 softmax and runs the fp32 passes.
   bool fused_cross_entropy = false;
   FastAccumulation fp8_fast_accumulation = FastAccumulation::fprop;
   double grad_reduce_bytes = 2;  // bytes per gradient element in the data-parallel reduction

@@ -1,8 +1,9 @@
 // DeepSeek multi-head latent attention and multi-token prediction in transformer_lm: parameters against
 // the DeepSeek-V3 paper's closed form, model FLOPs against NVIDIA's DeepSeek-V3 formula, the Megatron-Core
-// tensor-parallel split (kernels and collectives per rank), activation memory, MTP on the last stage, and
-// the errors for inconsistent keys. The MoE layers of DeepSeek-V3 are not here (no moe: block on this
-// branch): the model is DeepSeek-V3 with every layer dense (tests/data/deepseek-v3-dense-mla.yaml).
+// tensor-parallel split (kernels and collectives per rank), activation memory, MTP on the last stage (and
+// its loss's memory), and the errors for inconsistent keys. The MoE layers of DeepSeek-V3 are not here (no
+// moe: block on this branch): the model is DeepSeek-V3 with every layer dense
+// (tests/data/deepseek-v3-dense-mla.yaml).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/mla_math.hpp"
+#include "podsim/workload/transformer/mtp_ops.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 #include "podsim/workload/workload_model.hpp"
 #include "test_helpers.hpp"
@@ -202,6 +204,17 @@ TEST(Mla, MtpRunsOnTheLastStage) {
   for (const auto& k : with.plan.kernels) listed |= k.name == "MTP eh_proj (2h -> h)";
   EXPECT_TRUE(listed);
   for (const auto& s : with.stages) EXPECT_NEAR(s.total(), with.step_time(), 1e-9 * with.step_time());
+}
+
+TEST(Mla, MtpLossKeepsWhatTheMainLossKeeps) {
+  // Megatron-Core's MTP heads call the model's own loss (compute_language_model_loss): with the fused loss
+  // their logits keep 2 bytes each, unfused 2 + 4 + 4, as the output layer's (memory_model.cpp).
+  WorkloadConfig w = read(v3_model("  mtp_layers: 2\n"));
+  double unfused = mtp_activation_bytes(w, 1);
+  w.training.fused_cross_entropy = true;
+  double fused = mtp_activation_bytes(w, 1);
+  EXPECT_NEAR(unfused - fused, 2 * 4096.0 * 129280 * 8, 1);
+  EXPECT_DOUBLE_EQ(loss_bytes_per_logit(w), 2);
 }
 
 TEST(Mla, InconsistentKeysAreClearErrors) {

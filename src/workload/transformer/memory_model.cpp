@@ -135,6 +135,11 @@ double embedding_in_flight(const WorkloadConfig& w, int micro_batch, int stage_i
   return static_cast<double>(std::min<long long>(stage_in_flight, std::max(1LL, microbatches)));
 }
 
+double loss_bytes_per_logit(const WorkloadConfig& w) {
+  double eb = activation_bytes(w.training);
+  return w.training.fused_cross_entropy ? eb : eb + 4 + 4;
+}
+
 double zero_shard_ranks(const ParallelConfig& p) {
   // Context-parallel ranks hold the same weights and shard along with their data-parallel rank.
   return static_cast<double>(p.shard_group > 0 ? p.shard_group : p.dp) * p.cp;
@@ -201,9 +206,8 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     if (moe_per_chunk > 0) mb.activations += moe_recompute_working_bytes(w, micro_batch);  // MoE recompute
     if (s == 0) mb.activations += embedding_in_flight(w, micro_batch, in_flight) * embedding_mask;
     if (s == p.pp - 1)  // logits and fp32 softmax of the microbatch in flight (fused: the logits alone)
-      mb.activations +=
-          local_tokens * w.model.vocab / p.tp * (w.training.fused_cross_entropy ? eb : eb + 4 + 4) +
-          mtp_activation_bytes(w, micro_batch);     // MTP: its last chunk has one in flight
+      mb.activations += local_tokens * w.model.vocab / p.tp * loss_bytes_per_logit(w) +
+                        mtp_activation_bytes(w, micro_batch);  // MTP: its last chunk has one in flight
     mb.buffers = 2 * 2 * sbh * eb;                  // p2p send and receive buffers, both directions
     mb.buffers += cp_buffer_bytes(w, micro_batch);  // context parallelism: KV blocks in flight
     // ZeRO-3: the other ranks' shards of the units being computed are gathered in; the local shard is

@@ -86,7 +86,7 @@ double mtp_activation_bytes(const WorkloadConfig& w, int micro_batch) {
   // The working set of the layer whose backward runs is the stage's, counted once (stage_memory).
   double layer = layer_activation_bytes(w, micro_batch, w.training.recompute);
   double own = 4 * x.sp_h * x.eb;  // enorm and hnorm inputs, eh_proj input (2h)
-  double logits = x.tokens * w.model.vocab / x.t * (x.eb + 4 + 4);
+  double logits = x.tokens * w.model.vocab / x.t * loss_bytes_per_logit(w);  // the main head's loss
   return w.model.mtp_layers * (layer + own + logits);
 }
 

@@ -24,6 +24,11 @@ double layer_activation_bytes(const WorkloadConfig& w, int micro_batch, Recomput
 // monotone: full <= selective <= none.
 double recompute_working_bytes(const WorkloadConfig& w, int micro_batch, Recompute recompute);
 
+// Bytes the loss keeps per logit for the backward: the 16-bit logits alone with the fused loss (the gradient
+// is written over them), plus two fp32 copies (softmax, exp) unfused. The output layer's and every
+// multi-token-prediction head's.
+double loss_bytes_per_logit(const WorkloadConfig& w);
+
 // Ranks a ZeRO shard is split over: the whole data-parallel group, or with HSDP (parallel.shard_group)
 // the shard group; memory divides by this, never by dp when the shards are replicated across groups.
 double zero_shard_ranks(const ParallelConfig& p);

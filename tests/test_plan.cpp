@@ -132,8 +132,9 @@ TEST(Plan, BranchAndBoundFindsTheExhaustiveBest) {
   }
   // The bound is a bound: no simulated step beats it.
   for (const auto& r : b.rows)
-    if (r.sim.ok())
+    if (r.sim.ok()) {
       EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+    }
   std::string csv = driver::plan_csv(s, a);
   EXPECT_NE(csv.find("rank,tp,cp,pp"), std::string::npos);
   EXPECT_NE(csv.find("not simulated (bound)"), std::string::npos);
@@ -155,7 +156,8 @@ TEST(Plan, BadInputIsAClearError) {
                               .sets = {},
                               .as_written = false,
                               .options = {.top = 0, .jobs = 1, .exhaustive = false, .progress = {}},
-                              .out = ""};
+                              .out = "",
+                              .shard = ""};
   e = error_of([&] { driver::run_plan(request); });
   EXPECT_NE(e.find("--top 0"), std::string::npos) << e;
   request.options.top = 1;
@@ -188,8 +190,9 @@ TEST(Plan, MoeSearchesExpertParallelismAndTheBoundHolds) {
     auto w = driver::resolve(s, r.values);
     eps.insert(w.parallel.ep);
     EXPECT_EQ(w.moe.experts % w.parallel.ep, 0);
-    if (r.sim.ok())
+    if (r.sim.ok()) {
       EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+    }
   }
   EXPECT_GE(eps.size(), 3u);  // 1, 2, 4, 8 experts per group
   all.exhaustive = false;
@@ -240,7 +243,9 @@ TEST(Plan, MoeBoundCountsDispatchHostAndSharedExperts) {
     }
     EXPECT_GE(ran, combined ? 3 : 6) << overlap;
     // ep 16 leaves the server: its dispatch cannot all hide (the bound counts none under combined 1F1B)
-    if (!combined) EXPECT_GT(across, 0) << overlap;
+    if (!combined) {
+      EXPECT_GT(across, 0) << overlap;
+    }
   }
 }
 

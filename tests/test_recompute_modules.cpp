@@ -130,7 +130,9 @@ TEST(RecomputeModules, RecomputePassGainsTheModulesForwardKernels) {
   for (const auto& op : up.recompute.ops)
     if (std::string(op.name) == "MLA kv up-projection")
       for (const auto& fwd : up.forward.ops)
-        if (std::string(fwd.name) == op.name) EXPECT_DOUBLE_EQ(op.seconds, fwd.seconds);
+        if (std::string(fwd.name) == op.name) {
+          EXPECT_DOUBLE_EQ(op.seconds, fwd.seconds);
+        }
   // A recomputed forward never costs more than the forward itself.
   LayerCosts all = layer_costs(with("[core_attn, mla_up_proj, mlp]"), 1, cm);
   EXPECT_LT(all.recompute.flops, all.forward.flops);

@@ -50,8 +50,9 @@ double dp_bytes_sent(const StepPlan& plan, int rank, const std::vector<int>& all
       for (const auto& f : phase.flows) {
         if (f.src != rank) continue;
         bytes += f.bytes;
-        if (!allowed.empty())
+        if (!allowed.empty()) {
           EXPECT_NE(std::find(allowed.begin(), allowed.end(), f.dst), allowed.end()) << "flow to " << f.dst;
+        }
       }
   }
   return bytes;

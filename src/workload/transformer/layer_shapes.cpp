@@ -28,7 +28,7 @@ LayerShapes layer_shapes(const WorkloadConfig& w, int micro_batch) {
   x.attn = x.b * x.heads_per_rank * x.q_len * x.kv_len;
   x.kv_heads_per_rank = static_cast<double>(m.query_groups()) / x.t;
   x.flash = w.training.attention == Attention::flash;
-  x.mask_bytes = w.model.dropout > 0 ? 1 : 0;
+  x.mask_bytes = dropout_mask_bytes(w.model);
   // Summing this microbatch's weight gradients into the running total: read the new gradient and
   // read-modify-write the fp32 buffer (10 bytes), or read-modify-write in the parameter precision
   // (3 accesses, skipped for the first microbatch), or nothing when fused into the wgrad GEMM.

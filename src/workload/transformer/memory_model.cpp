@@ -54,7 +54,7 @@ LayerActivations layer_activations(const WorkloadConfig& w, int micro_batch) {
          ab = activation_bytes(w.training);
   double a = m.heads, g = m.query_groups(), d = m.dim(), f = m.ffn_hidden;
   // Dropout masks: one byte per element, none without dropout (torch returns the input at p = 0).
-  const double kMask = m.dropout > 0 ? 1 : 0;
+  const double kMask = dropout_mask_bytes(m);
   // GEMM inputs saved for the wgrad GEMM: under fp8 Transformer Engine keeps their quantized copy (1 byte),
   // not the bf16 tensor; the attention core's Q, K, V, norm inputs and the MLP activation's input stay bf16.
   double gemm_in =

@@ -22,4 +22,8 @@ double quantize_bytes_per_element(const TrainingConfig& t) {
   return activation_bytes(t) + 2 * q;  // read bf16; write the quantized copy and its transpose
 }
 
+double dropout_mask_bytes(const ModelConfig& m) {
+  return m.dropout > 0 ? 1 : 0;
+}
+
 }  // namespace podsim::workload

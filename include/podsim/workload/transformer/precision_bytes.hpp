@@ -21,5 +21,8 @@ double weight_bytes(const TrainingConfig& t);
 // the bf16 input, write the quantized copy and (for the wgrad GEMM, whose operands Hopper's FP8 tensor
 // cores need transposed) a transposed quantized copy, with the amax reduction fused in.
 double quantize_bytes_per_element(const TrainingConfig& t);
+// Bytes of a dropout mask element: 1 with model.dropout > 0; 0 without, where torch's dropout returns its
+// input and neither a mask nor a dropout kernel exists.
+double dropout_mask_bytes(const ModelConfig& m);
 
 }  // namespace podsim::workload

@@ -3,6 +3,7 @@
 #include "layer_shapes.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/mtp_ops.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
 
 namespace podsim::workload {
 
@@ -47,7 +48,7 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
   // Embedding: vocab-parallel lookup, all-reduce (or reduce-scatter) over TP, + position, dropout.
   c.embedding_forward.add(memory_cost(cm, "embedding lookup", 2 * x.tokens * x.h * x.eb));
   // The embedding dropout: read, write and its mask (none without model.dropout: PyTorch returns the input).
-  double dropout = x.dropout() ? E * (2 * x.eb + x.mask_bytes) : 0;
+  double dropout = dropout_kernel_bytes(E, x.eb, x.mask_bytes);
   if (w.model.position_embedding == PositionEmbedding::learned)
     c.embedding_forward.add(memory_cost(
         cm, x.dropout() ? "position embedding + dropout" : "position embedding", E * 3 * x.eb + dropout));

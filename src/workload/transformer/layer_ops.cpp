@@ -51,7 +51,8 @@ void attention_core_forward(PassCost& p, const ComputeModel& cm, const Shapes& x
   const ComputeModel cm16 = cm.sixteen_bit();
   p.add(gemm_cost(cm16, "attention scores (QK^T)", x.q_len, x.kv_len, x.head_dim, heads));
   p.add(memory_cost(cm, "scale-mask-softmax", 2 * x.attn * x.eb));
-  if (x.dropout()) p.add(memory_cost(cm, "attention dropout", x.attn * (2 * x.eb + x.mask_bytes)));
+  if (x.dropout())
+    p.add(memory_cost(cm, "attention dropout", dropout_kernel_bytes(x.attn, x.eb, x.mask_bytes)));
   p.add(gemm_cost(cm16, "attention over values", x.q_len, x.head_dim, x.kv_len, heads));
   p.attention_seconds += p.seconds - before;
 }
@@ -202,8 +203,7 @@ const char* residual_name(const WorkloadConfig& w, const Shapes& x, bool backwar
 // Its backward: the dropout's (read the gradient and the mask, write the gradient), then the gradient of
 // the residual stream summed with the sublayer's (read two, write one).
 double residual_backward_bytes(const Shapes& x, double elements) {
-  double dropout = x.dropout() ? elements * (2 * x.eb + x.mask_bytes) : 0;
-  return dropout + 3 * elements * x.eb;
+  return dropout_kernel_bytes(elements, x.eb, x.mask_bytes) + 3 * elements * x.eb;
 }
 
 PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x) {
@@ -273,7 +273,8 @@ void mha_attention_backward(PassCost& p, const WorkloadConfig& w, const ComputeM
     // (softmax) V: dP = dO V^T [q x kv, k = d], dV = P^T dO [kv x d, k = q].
     p.add(gemm_cost(cm16, "attention over values dgrad", x.q_len, x.kv_len, x.head_dim, heads));
     p.add(gemm_cost(cm16, "attention over values wgrad", x.kv_len, x.head_dim, x.q_len, heads));
-    if (x.dropout()) p.add(memory_cost(cm, "attention dropout backward", x.attn * (2 * x.eb + x.mask_bytes)));
+    if (x.dropout())
+      p.add(memory_cost(cm, "attention dropout backward", dropout_kernel_bytes(x.attn, x.eb, x.mask_bytes)));
     p.add(memory_cost(cm, "softmax backward", 3 * x.attn * x.eb));
     // Q K^T: dQ = dS K [q x d, k = kv], dK = dS^T Q [kv x d, k = q].
     p.add(gemm_cost(cm16, "attention scores dgrad Q", x.q_len, x.head_dim, x.kv_len, heads));

@@ -2,6 +2,7 @@
 #include "podsim/workload/transformer/mla_ops.hpp"
 
 #include "podsim/workload/transformer/mla_math.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -80,7 +81,8 @@ void mla_attention_core_forward(PassCost& p, const ModelConfig& m, const Compute
     double heads = x.b * d.heads, attn = heads * x.q_len * x.kv_len;
     p.add(gemm_cost(cm16, "MLA attention scores (QK^T)", x.q_len, x.kv_len, d.qk, heads));
     p.add(memory_cost(cm, "scale-mask-softmax", 2 * attn * x.eb));
-    if (x.mask_bytes > 0) p.add(memory_cost(cm, "attention dropout", attn * (2 * x.eb + x.mask_bytes)));
+    if (x.mask_bytes > 0)
+      p.add(memory_cost(cm, "attention dropout", dropout_kernel_bytes(attn, x.eb, x.mask_bytes)));
     p.add(gemm_cost(cm16, "MLA attention over values", x.q_len, d.v, x.kv_len, heads));
   }
   p.attention_seconds += p.seconds - before;
@@ -136,7 +138,7 @@ void mla_attention_backward(PassCost& p, const ModelConfig& m, const ComputeMode
     p.add(gemm_cost(cm16, "MLA attention over values dgrad", x.q_len, x.kv_len, d.v, heads));
     p.add(gemm_cost(cm16, "MLA attention over values wgrad", x.kv_len, d.v, x.q_len, heads));
     if (x.mask_bytes > 0)
-      p.add(memory_cost(cm, "attention dropout backward", attn * (2 * x.eb + x.mask_bytes)));
+      p.add(memory_cost(cm, "attention dropout backward", dropout_kernel_bytes(attn, x.eb, x.mask_bytes)));
     p.add(memory_cost(cm, "softmax backward", 3 * attn * x.eb));
     p.add(gemm_cost(cm16, "MLA attention scores dgrad Q", x.q_len, d.qk, x.kv_len, heads));
     p.add(gemm_cost(cm16, "MLA attention scores dgrad K", x.kv_len, d.qk, x.q_len, heads));

@@ -26,4 +26,8 @@ double dropout_mask_bytes(const ModelConfig& m) {
   return m.dropout > 0 ? 1 : 0;
 }
 
+double dropout_kernel_bytes(double elements, double eb, double mask_bytes) {
+  return mask_bytes > 0 ? elements * (2 * eb + mask_bytes) : 0;
+}
+
 }  // namespace podsim::workload

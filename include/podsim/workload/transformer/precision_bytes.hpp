@@ -24,5 +24,8 @@ double quantize_bytes_per_element(const TrainingConfig& t);
 // Bytes of a dropout mask element: 1 with model.dropout > 0; 0 without, where torch's dropout returns its
 // input and neither a mask nor a dropout kernel exists.
 double dropout_mask_bytes(const ModelConfig& m);
+// HBM bytes of a dropout kernel (or its backward) over `elements` of `eb` bytes: read them, write them, and
+// the mask of `mask_bytes` each (written forward, read backward); 0 without dropout (mask_bytes 0).
+double dropout_kernel_bytes(double elements, double eb, double mask_bytes);
 
 }  // namespace podsim::workload

@@ -394,5 +394,38 @@ TEST(NvidiaValidation, SystemBeforeReleaseSetsTheLibrariesOfOlderContainers) {
             std::vector<std::string>{"workload.training.attention_library=cudnn-9.10"});
 }
 
+// The shipped mapping gives each row the optimizer state its framework kept: NeMo 1.x's Apex
+// distributed_fused_adam for the 24.07 rows (fp32 remainders; Nemotron-4 340B's launcher configuration no
+// main copy and bf16 moments), Megatron-Core's default for the 25.02 B200 row.
+TEST(NvidiaValidation, OlderRowsGetTheOptimizerStateTheirFrameworkKept) {
+  auto m = driver::load_preset_mapping(source_path("validation/nvidia-presets.yaml"));
+  const std::string header =
+      "row_id,release,system,model,num_gpus,precision,gbs,mbs,seq_len,fsdp,tp,pp,cp,vp,ep,"
+      "tokens_per_sec_per_gpu\n";
+  auto plan = [&](const std::string& line) {
+    return driver::plan_nvidia_row(driver::read_nvidia_row(parse_csv(header + line + "\n", "t.csv"), 0), m,
+                                   8);
+  };
+  // The last setting of a key wins, as --set does.
+  auto last = [](const driver::RowPlan& p, const std::string& key) {
+    std::string value;
+    for (const auto& s : p.request.sets)
+      if (s.rfind(key + "=", 0) == 0) value = s.substr(key.size() + 1);
+    return value;
+  };
+  const std::string main = "workload.training.main_params", avg = "workload.training.exp_avg_precision";
+  auto h100 = plan("293,24.07,DGX-H100,Nemotron4-340B,128,FP8,32,1,4096,,8,8,1,12,,326");
+  EXPECT_EQ(last(h100, main), "none");
+  EXPECT_EQ(last(h100, avg), "bf16");
+  auto b200 = plan("317,25.02,DGX-B200,Nemotron4-340B,128,FP8,64,1,4096,,8,4,1,12,,602");
+  EXPECT_EQ(last(b200, main), "fp32");
+  EXPECT_EQ(last(b200, avg), "fp32");
+  EXPECT_EQ(last(plan("288,24.07,DGX-H100,Llama2-7B,8,FP8,128,1,4096,,1,1,1,1,,16934"), main),
+            "fp32_remainders");
+  EXPECT_EQ(last(plan("287,24.07,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825"), main),
+            "fp32_remainders");
+  EXPECT_EQ(last(plan("320,25.02,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,866"), main), "");
+}
+
 }  // namespace
 }  // namespace podsim

@@ -103,6 +103,7 @@ class MegatronMapper {
   void training();
   void precision();
   void cross_entropy();
+  void optimizer_state();
   void leftovers();
 
   const MegatronCommandLine& cl_;
@@ -293,6 +294,7 @@ void MegatronMapper::training() {
   if (has("accumulate-allreduce-grads-in-fp32")) set("training.grad_reduce_precision", "fp32");
   if (has("grad-reduce-in-bf16")) set("training.grad_reduce_precision", "bf16");
   cross_entropy();
+  optimizer_state();
   if (has("use-flash-attn")) set("training.attention", "flash");
   if (has("attention-backend"))
     set("training.attention", choice("attention-backend", {{"flash", "flash"},
@@ -320,6 +322,39 @@ void MegatronMapper::cross_entropy() {
         "--cross-entropy-loss-fusion with the native implementation: Megatron-Core's jit-fused fp32 loss, "
         "costed as training.cross_entropy: unfused (the same fp32 passes); --cross-entropy-fusion-impl te "
         "would run Transformer Engine's kernels (training.cross_entropy: fused)");
+}
+
+// Megatron-Core's precision-aware optimizer (Transformer Engine's FusedAdam) holds the moments in
+// --exp-avg-dtype / --exp-avg-sq-dtype and the main weights in --main-params-dtype. With fp32 main weights
+// and bf16 ones in the model it keeps only their 16 low bits (OptimizerConfig.store_param_remainders,
+// default True since Megatron-LM f2ece182, with Transformer Engine >= 2.1), except under fp8 recipes other
+// than delayed scaling, where Megatron-Core keeps the fp32 copy itself (use_precision_aware_optimizer_no_
+// fp8_or_ds_fp8). Without the flag the dtype arguments do nothing.
+void MegatronMapper::optimizer_state() {
+  auto main =
+      has("main-params-dtype") ? choice("main-params-dtype", {{"fp32", "fp32"}, {"fp16", "fp16"}}) : "fp32";
+  const std::map<std::string, std::string> moments = {
+      {"fp32", "fp32"}, {"fp16", "fp16"}, {"bf16", "bf16"}, {"fp8", "fp8"}};
+  auto exp_avg = has("exp-avg-dtype") ? choice("exp-avg-dtype", moments) : "fp32";
+  auto exp_avg_sq = has("exp-avg-sq-dtype") ? choice("exp-avg-sq-dtype", moments) : "fp32";
+  if (!has("use-precision-aware-optimizer")) {
+    if (has("main-params-dtype") || has("exp-avg-dtype") || has("exp-avg-sq-dtype"))
+      note(
+          "--main-params-dtype / --exp-avg-dtype / --exp-avg-sq-dtype do nothing without "
+          "--use-precision-aware-optimizer: the optimizer keeps fp32 main weights and moments");
+    return;
+  }
+  bool delayed_or_no_fp8 = !has("fp8-format") || !has("fp8-recipe") || *args_["fp8-recipe"] == "delayed";
+  if (main == "fp32" && has("bf16") && delayed_or_no_fp8) {
+    main = "fp32_remainders";
+    note(
+        "--use-precision-aware-optimizer with bf16 weights: the fp32 main weights are kept as their 16 low "
+        "bits (Megatron-Core's store_param_remainders, on by default with Transformer Engine >= 2.1): "
+        "training.main_params: fp32_remainders");
+  }
+  set("training.main_params", main);
+  set("training.exp_avg_precision", exp_avg);
+  set("training.exp_avg_sq_precision", exp_avg_sq);
 }
 
 void MegatronMapper::precision() {

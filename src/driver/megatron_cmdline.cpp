@@ -227,11 +227,9 @@ constexpr std::string_view kNotModelled[] = {"moe-grouped-gemm",
                                              "delay-wgrad-compute",
                                              "cpu-offloading",
                                              "ddp-bucket-size",
-                                             "use-precision-aware-optimizer",
                                              "main-grads-dtype",
                                              "step-batch-size-schedule",
                                              "rampup-batch-size",
-                                             "exp-avg-dtype",
                                              "num-distributed-optimizer-instances",
                                              "empty-unused-memory-level"};
 }  // namespace

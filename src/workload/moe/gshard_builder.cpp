@@ -13,6 +13,7 @@
 #include "podsim/network/link_load.hpp"
 #include "podsim/topology/torus.hpp"
 #include "podsim/workload/moe/gshard_math.hpp"
+#include "podsim/workload/transformer/optimizer_state.hpp"
 #include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
@@ -218,7 +219,7 @@ class Builder {
     // Megatron's mixed-precision optimizer.
     double device_params = gshard_device_params(w_);
     double seconds = w_.adafactor ? cm_->memory_op(gshard_adafactor_bytes(w_))
-                                  : optimizer_cost(device_params, *cm_).seconds;
+                                  : optimizer_cost(device_params, OptimizerState{}, 2, *cm_).seconds;
     g_.add_compute(TaskKind::optimizer, stream_, 0, seconds, Category::optimizer);
   }
 

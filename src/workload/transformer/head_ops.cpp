@@ -1,5 +1,5 @@
 // The head layers' kernels (layer_ops.hpp head_costs: the embedding, the output layer and its loss, and
-// the multi-token-prediction modules beside it) and the optimizer step's (optimizer_cost).
+// the multi-token-prediction modules beside it); the optimizer step's is optimizer_state.hpp's.
 #include "layer_shapes.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/mtp_ops.hpp"
@@ -92,17 +92,6 @@ HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const ComputeMode
          x.tokens * x.h * x.eb});
   add_mtp_costs(c, w, micro_batch, cm);  // multi-token prediction modules beside the output layer
   return c;
-}
-
-PassCost optimizer_cost(double params, const ComputeModel& cm) {
-  PassCost p;
-  // Megatron's mixed-precision optimizer per parameter: copy fp16 grads into fp32 (2 + 4), unscale and
-  // inf check (4), grad-norm (4), Adam over fp32 param/grad/m/v (4 reads + 3 writes of 4 bytes), fp32 ->
-  // fp16 parameter copy (4 + 2).
-  p.add(memory_cost(cm, "optimizer: grads to fp32, unscale, norm", params * (6 + 4 + 4)));
-  p.add(memory_cost(cm, "optimizer: Adam update", params * 28));
-  p.add(memory_cost(cm, "optimizer: copy master weights", params * 6));
-  return p;
 }
 
 }  // namespace podsim::workload

@@ -8,6 +8,8 @@
 #include "podsim/core/units.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
+#include "podsim/workload/transformer/optimizer_state.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_loader.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -52,10 +54,11 @@ StepPlan StepBuilder::describe() {
   // spans replicas that wait for each other at every dispatch and combine.
   if (w_.moe.enabled())
     plan.lockstep_replicas = std::max(1, w_.parallel.ep * w_.parallel.etp / (layout_.tp * layout_.cp));
-  {  // a Megatron checkpoint: weights (bf16 under the 16-bit and fp8 formats) + fp32 master + Adam m and v
-    bool fp32 = topology::bytes_per_element(w_.training.precision) >= 4;
-    plan.model_state_bytes = moe_total_params(w_) * (fp32 ? 4 + 8 : 2 + 12);  // dense: total_params
-  }
+  // A Megatron checkpoint: weights (bf16 under the 16-bit and fp8 formats) + the optimizer's main weights and
+  // Adam m and v in their precisions (remainders are saved as such: distrib_optimizer.py's int16
+  // master_param).
+  plan.model_state_bytes = moe_total_params(w_) * (workload::activation_bytes(w_.training) +
+                                                   optimizer_state_bytes(w_.training.optimizer));
   calibration::DeviceRates rates = device_rates(topo_.device, w_.training.precision);
   cm_.emplace(calibration::with_attention_library(topo_.device_profile, w_.training.attention_library),
               rates);

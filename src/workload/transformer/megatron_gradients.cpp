@@ -6,6 +6,7 @@
 #include "podsim/workload/transformer/fp8_weight_ops.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
+#include "podsim/workload/transformer/optimizer_state.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -149,11 +150,13 @@ void StepBuilder::add_optimizer_steps(int sync_id) {
     double experts = expert_stage_params(w_, s), edp = expert_data_parallel(w_.parallel);
     double params = (stage_params(w_, s) - experts) / (w_.parallel.zero >= 1 ? shard_size(s) : 1) +
                     experts / (w_.parallel.zero >= 1 ? edp : 1);
-    int opt_id = g_.add_compute(TaskKind::optimizer, compute_stream_[s], s,
-                                optimizer_cost(params, *cm_).seconds + zero_grad_seconds(s) +
-                                    // the next step's first forward recasts the updated weights to fp8
-                                    fp8_weight_cast_seconds(w_, s, *cm_),
-                                Category::optimizer, {sync_id});
+    int opt_id = g_.add_compute(
+        TaskKind::optimizer, compute_stream_[s], s,
+        optimizer_cost(params, w_.training.optimizer, workload::activation_bytes(w_.training), *cm_).seconds +
+            zero_grad_seconds(s) +
+            // the next step's first forward recasts the updated weights to fp8
+            fp8_weight_cast_seconds(w_, s, *cm_),
+        Category::optimizer, {sync_id});
     if (!gathers_after_optimizer()) continue;
     // Parameters are gathered in their 16-bit copy (the fp8 copy is made per GEMM, precision_bytes.hpp).
     double bytes = (stage_params(w_, s) - experts) * workload::activation_bytes(w_.training);

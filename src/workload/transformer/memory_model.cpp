@@ -8,6 +8,7 @@
 #include "podsim/workload/transformer/mla_math.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/mtp_ops.hpp"
+#include "podsim/workload/transformer/optimizer_state.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
@@ -194,8 +195,7 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     MemoryBreakdown mb;
     mb.weights = sharded(3) * weight_bytes(w.training);
     mb.gradients = sharded(2) * w.training.main_grad_bytes;
-    double optimizer_per_param = eb < 4 ? 12 : 8;  // fp32 master copy (mixed precision) + Adam m and v
-    mb.optimizer = sharded(1) * optimizer_per_param;
+    mb.optimizer = sharded(1) * optimizer_state_bytes(w.training.optimizer);  // main weights + Adam m, v
     int in_flight = s < static_cast<int>(peak_in_flight.size()) ? peak_in_flight[s] : 1;
     // The stage's mean chunk: with the embedding or the loss in the split one chunk holds a layer fewer.
     double layers_per_chunk = static_cast<double>(stage_layers(w, s)) / virtual_stages;

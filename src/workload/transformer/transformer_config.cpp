@@ -13,6 +13,7 @@
 #include "podsim/workload/transformer/mla_math.hpp"
 #include "podsim/workload/transformer/model_checks.hpp"
 #include "podsim/workload/transformer/moe_config.hpp"
+#include "podsim/workload/transformer/optimizer_state.hpp"
 #include "podsim/workload/transformer/pipeline_layout.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
@@ -291,6 +292,7 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.training.attention_library = train.string_or("attention_library", "latest");
   w.training.grad_reduce_bytes = read_grad_reduce_bytes(train, w.training.precision);
   w.training.grad_accumulation = read_grad_accumulation(train);
+  w.training.optimizer = read_optimizer_state(train, w.training.precision);
   // The buffer gradients accumulate in: fp32 main_grad (Megatron local DDP), the parameter precision
   // (PyTorch DDP), or, fused into the wgrad GEMM, Megatron-Core DDP's grad buffer, whose dtype is the
   // reduction's (grad_reduce_in_fp32: fp32, else bf16).

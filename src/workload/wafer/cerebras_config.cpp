@@ -9,6 +9,7 @@
 #include "podsim/topology/wafer_cluster.hpp"
 #include "podsim/workload/bounded_reads.hpp"
 #include "podsim/workload/transformer/model_checks.hpp"
+#include "podsim/workload/transformer/optimizer_state.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
@@ -109,6 +110,7 @@ CerebrasWorkload read_cerebras_workload(const ConfigNode& root, const topology::
   w.training.recompute = read_recompute(train);
   w.training.grad_reduce_bytes = read_grad_reduce_bytes(train, w.training.precision);
   read_grad_accumulation(train);  // checked, not applied: GPU-only, MemoryX accumulates
+  w.training.optimizer = read_optimizer_state(train, w.training.precision);  // the wafer's Adam state
   out.mode = choice_or(train, "execution_mode", kExecutionModeNames, ExecutionMode::auto_select);
   train.reject_unknown_keys();
 

@@ -13,6 +13,7 @@
 #include "podsim/workload/pipeline_assembly.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/optimizer_state.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 #include "podsim/workload/wafer/wafer_step.hpp"
 
@@ -50,8 +51,8 @@ MemoryBreakdown block_memory(const WorkloadConfig& w, const Block& b, int in_fli
   double e = element_bytes(w.training.precision);
   MemoryBreakdown mem;
   mem.weights = b.params * e;
-  mem.gradients = b.params * 4;                 // fp32 gradient accumulation over micro-batches
-  mem.optimizer = b.params * (e < 4 ? 12 : 8);  // fp32 master weight + Adam m and v
+  mem.gradients = b.params * 4;  // fp32 gradient accumulation over micro-batches
+  mem.optimizer = b.params * optimizer_state_bytes(w.training.optimizer);  // main weights + Adam m and v
   mem.activations = in_flight * b.activations + b.working;
   mem.buffers = 2 * 2 * static_cast<double>(mb) * w.model.seq_len * w.model.hidden * e;  // send + receive
   return mem;

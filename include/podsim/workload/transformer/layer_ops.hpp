@@ -81,9 +81,6 @@ PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const cal
                              bool dense_mlp);
 HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const calibration::ComputeModel& cm);
 
-// Optimizer step (mixed-precision Adam as in Megatron's FP16 optimizer) over `params` parameters.
-PassCost optimizer_cost(double params, const calibration::ComputeModel& cm);
-
 double element_bytes(topology::Precision p);
 
 // What a device runs the layer kernels at under a training precision: that format's peak and operand size,

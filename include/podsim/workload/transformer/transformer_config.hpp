@@ -71,6 +71,25 @@ enum class GradAccumulation { fp32, same, fused };
 inline constexpr auto kGradAccumulationNames = name_table<GradAccumulation>(
     {{GradAccumulation::fp32, "fp32"}, {GradAccumulation::same, "same"}, {GradAccumulation::fused, "fused"}});
 
+// What Adam keeps of the weights besides the copy the model computes with (optimizer_state.hpp): an fp32
+// main copy (Megatron-Core's mixed-precision optimizer), only its 16 low bits (the bf16 weight is the high
+// half: store_param_remainders of Transformer Engine's FusedAdam and Apex's DistributedFusedAdam), an fp16
+// copy (--main-params-dtype fp16), or nothing (the optimizer updates the model's weights in place: fp32
+// training, or Apex's DistributedFusedAdam with its state in the model's dtype).
+enum class MainParams { fp32, fp32_remainders, fp16, none };
+inline constexpr auto kMainParamsNames =
+    name_table<MainParams>({{MainParams::fp32, "fp32"},
+                            {MainParams::fp32_remainders, "fp32_remainders"},
+                            {MainParams::fp16, "fp16"},
+                            {MainParams::none, "none"}});
+// The optimizer's state per parameter: its main weights and Adam's two moments (bytes per element of each:
+// 4 fp32, 2 bf16 / fp16, 1 fp8), as training.main_params, training.exp_avg_precision and
+// training.exp_avg_sq_precision set them.
+struct OptimizerState {
+  MainParams main_params = MainParams::fp32;
+  double exp_avg_bytes = 4, exp_avg_sq_bytes = 4;
+};
+
 // How context parallelism moves keys and values between the ranks that split a sequence: Megatron-Core /
 // Transformer Engine ring attention (KV blocks passed around the CP ring, overlapped with attention
 // blocks), or the all-gather of K and V before attention that Llama 3 used (Llama 3 paper, Sec. 3.3.2).
@@ -158,6 +177,7 @@ struct TrainingConfig {
   // training.attention_library: which release of the fused attention kernel's library the device profile
   // describes it for ("latest", or a name under the profile's attention.releases; device_profile.hpp).
   std::string attention_library = "latest";
+  OptimizerState optimizer;  // training.main_params, exp_avg_precision, exp_avg_sq_precision
 };
 
 struct WorkloadConfig {

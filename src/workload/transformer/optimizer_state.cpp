@@ -8,14 +8,6 @@
 namespace podsim::workload {
 namespace {
 
-// The model's own weights: 16 bits for bf16 / fp16 and the fp8 family (Transformer Engine keeps bf16
-// weights and quantizes them per GEMM), 32 for fp32 / tf32.
-double model_weight_bytes(topology::Precision p) {
-  TrainingConfig t;
-  t.precision = p;
-  return activation_bytes(t);
-}
-
 double moment_bytes(const ConfigNode& train, const char* key) {
   std::string v = train.choice_or(key, {"fp32", "bf16", "fp16", "fp8"}, "fp32");
   return v == "fp32" ? 4 : v == "fp8" ? 1 : 2;
@@ -23,9 +15,11 @@ double moment_bytes(const ConfigNode& train, const char* key) {
 
 }  // namespace
 
+// The model's own weights are activation_bytes wide: 16 bits for bf16 / fp16 and the fp8 family (Transformer
+// Engine keeps bf16 weights and quantizes them per GEMM), 32 for fp32 / tf32.
 OptimizerState default_optimizer_state(topology::Precision precision) {
   OptimizerState s;
-  s.main_params = model_weight_bytes(precision) < 4 ? MainParams::fp32 : MainParams::none;
+  s.main_params = activation_bytes(precision) < 4 ? MainParams::fp32 : MainParams::none;
   return s;
 }
 
@@ -33,7 +27,7 @@ OptimizerState read_optimizer_state(const ConfigNode& train, topology::Precision
   OptimizerState s = default_optimizer_state(precision);
   s.main_params = choice_or(train, "main_params", kMainParamsNames, s.main_params);
   std::string p = topology::to_string(precision);
-  if (model_weight_bytes(precision) >= 4 && s.main_params != MainParams::none)
+  if (activation_bytes(precision) >= 4 && s.main_params != MainParams::none)
     train.fail(
         "main_params",
         fmt::format("training.precision {} keeps the weights in 32 bits, which are the optimizer's main "

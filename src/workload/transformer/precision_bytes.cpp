@@ -8,7 +8,11 @@ bool is_fp8_family(topology::Precision p) {
 }
 
 double activation_bytes(const TrainingConfig& t) {
-  return is_fp8_family(t.precision) ? 2.0 : topology::bytes_per_element(t.precision);
+  return activation_bytes(t.precision);
+}
+
+double activation_bytes(topology::Precision p) {
+  return is_fp8_family(p) ? 2.0 : topology::bytes_per_element(p);
 }
 
 double weight_bytes(const TrainingConfig& t) {

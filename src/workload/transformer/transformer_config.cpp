@@ -190,9 +190,7 @@ void resolve_attention(const ConfigNode& train, TrainingConfig& t, const topolog
 double read_grad_reduce_bytes(const ConfigNode& train, topology::Precision precision) {
   std::string grad = train.choice_or("grad_reduce_precision", {"same", "fp32", "fp16", "bf16"}, "same");
   // "same" = the gradients' precision: bf16 under an fp8 GEMM format (precision_bytes.hpp).
-  TrainingConfig t;
-  t.precision = precision;
-  return grad == "same" ? activation_bytes(t) : grad == "fp32" ? 4 : 2;
+  return grad == "same" ? activation_bytes(precision) : grad == "fp32" ? 4 : 2;
 }
 
 GradAccumulation read_grad_accumulation(const ConfigNode& train) {

@@ -14,6 +14,7 @@ bool is_fp8_family(topology::Precision p);
 // Bytes of an activation element (and of everything that is not a GEMM operand): 2 (bf16) for the fp8
 // family, the precision's own size otherwise.
 double activation_bytes(const TrainingConfig& t);
+double activation_bytes(topology::Precision p);  // the same, for a precision not yet in a TrainingConfig
 // Bytes per parameter of the weights held for compute: the model's weights in activation_bytes plus, for
 // the fp8 family, the quantized copy Transformer Engine caches for the GEMMs (1 byte).
 double weight_bytes(const TrainingConfig& t);

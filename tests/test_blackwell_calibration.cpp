@@ -1,9 +1,11 @@
 // The B200 compute profile reproduces the published Blackwell measurements its provenance cites
 // (calibration/profiles/b200-sxm-180gb.yaml): GEMM throughput from OpenXLA's measured sm_100 matmul table,
 // cross-checked against the same table's H100 entry; its attention releases (cuDNN, FlashAttention-4).
+// The B300 profile against Transformer Engine's measured GEMM guide (validation/te-gemm-profiling.csv).
 #include <gtest/gtest.h>
 
 #include "podsim/calibration/compute_model.hpp"
+#include "podsim/core/csv_table.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;
@@ -60,4 +62,56 @@ TEST(BlackwellCalibration, B200AttentionIsCudnnWithFlashAttention4AsAWhatIf) {
   // Backward: the Hopper backward/forward ratio (FlashAttention-3: 0.55 / 0.75), derived.
   EXPECT_NEAR(fa4.backward_efficiency, 0.71 * 0.55 / 0.75, 0.005);
   EXPECT_LT(fa4.backward_efficiency, fa4.forward_efficiency);
+}
+
+namespace {
+
+// The twelve GEMMs of one layer of Transformer Engine's GEMM profiling guide
+// (validation/te-gemm-profiling.csv): M tokens, hidden h, intermediate f; fprop M x K x N, dgrad with K and N
+// swapped, wgrad K x M x N.
+double te_guide_layer_seconds(const calibration::DeviceProfile& p, const calibration::DeviceRates& rates) {
+  ComputeModel cm(p, rates);
+  const double M = 15872, h = 4096, f = 16384;
+  const double linears[4][2] = {{h, 3 * h}, {h, h}, {h, f}, {f, h}};  // K, N of each fprop
+  double seconds = 0;
+  for (const auto& [K, N] : linears)
+    seconds += cm.gemm({M, N, K}).seconds + cm.gemm({M, K, N}).seconds + cm.gemm({K, N, M}).seconds;
+  return seconds;
+}
+
+// Published per-layer sum (fprop + dgrad + wgrad) of one precision, in seconds.
+double te_guide_measured_seconds(const std::string& precision) {
+  auto table = read_csv(podsim::testing::source_path("validation/te-gemm-profiling.csv"));
+  double ms = 0;
+  for (size_t i = 0; i < table.rows.size(); ++i)
+    if (table.text(i, "precision") == precision) ms += table.number(i, "time_ms");
+  return ms * 1e-3;
+}
+
+calibration::DeviceRates b300(double peak, double bytes, const char* format) {
+  return {peak, 8000e9, 160, bytes, format};  // topologies/dgx-b300-superpod.yaml
+}
+
+}  // namespace
+
+TEST(BlackwellCalibration, B300GemmsReproduceTransformerEnginesGuide) {
+  auto p = calibration::load_device_profile(
+      podsim::testing::source_path("calibration/profiles/b300-sxm-288gb.yaml"));
+  auto burst = p, sustained = p;
+  burst.clock_sustain_factor = 1.0;
+  // bf16 and per-tensor fp8 (the B200's derived main loop): the measured layer lies between podsim's
+  // burst-clock and sustained-clock figures (the benchmark's clock after its warm-up is neither).
+  for (auto [precision, rates] :
+       {std::pair{"BF16", b300(2250e12, 2, "bf16")}, std::pair{"FP8Current", b300(4500e12, 1, "fp8")}}) {
+    double measured = te_guide_measured_seconds(precision);
+    EXPECT_GT(measured, te_guide_layer_seconds(burst, rates)) << precision;
+    EXPECT_LT(measured, te_guide_layer_seconds(sustained, rates)) << precision;
+  }
+  // The block-scaled formats' format_efficiency reproduces their measured time relative to fp8's.
+  double fp8 = te_guide_layer_seconds(burst, b300(4500e12, 1, "fp8"));
+  double fp8_measured = te_guide_measured_seconds("FP8Current");
+  EXPECT_NEAR(te_guide_layer_seconds(burst, b300(4500e12, 1, "mxfp8")) / fp8,
+              te_guide_measured_seconds("MXFP8") / fp8_measured, 0.005);
+  EXPECT_NEAR(te_guide_layer_seconds(burst, b300(14000e12, 0.5, "nvfp4")) / fp8,
+              te_guide_measured_seconds("NVFP4") / fp8_measured, 0.005);
 }

@@ -385,13 +385,45 @@ TEST(NvidiaValidation, SystemBeforeReleaseSetsTheLibrariesOfOlderContainers) {
   bad.replace(bad.find("\"26.02\""), 7, "soon");
   auto err = podsim::testing::error_of([&] { driver::load_preset_mapping(write(dir, "bad.yaml", bad)); });
   EXPECT_NE(err.find("'soon' is not a release"), std::string::npos) << err;
-  // The project's mapping: H100 rows before 26.02 run July 2024's cuDNN, B200 rows cuDNN 9.10.
+  // The project's mapping: H100 rows before 26.02 run July 2024's cuDNN, B200 rows cuDNN 9.10 (newest
+  // release first; the fp8 recipe of rows before 25.11 follows, NvidiaValidation.Fp8RowsRunTheirRecipe).
   auto shipped = driver::load_preset_mapping(source_path("validation/nvidia-presets.yaml"));
-  ASSERT_EQ(shipped.systems.at("DGX-H100").before_release.size(), 1u);
+  ASSERT_EQ(shipped.systems.at("DGX-H100").before_release.size(), 2u);
+  EXPECT_EQ(shipped.systems.at("DGX-H100").before_release[0].parts, (std::vector<int>{26, 2}));
   EXPECT_EQ(shipped.systems.at("DGX-H100").before_release[0].sets,
             std::vector<std::string>{"workload.training.attention_library=cudnn-2024.07"});
   EXPECT_EQ(shipped.systems.at("DGX-B200").before_release[0].sets,
             std::vector<std::string>{"workload.training.attention_library=cudnn-9.10"});
+}
+
+// One row of the table's schema (row_id, release, ..., tokens_per_sec_per_gpu) planned with mapping `m`.
+driver::RowPlan plan_table_row(const driver::PresetMapping& m, const std::string& line) {
+  const std::string header =
+      "row_id,release,system,model,num_gpus,precision,gbs,mbs,seq_len,fsdp,tp,pp,cp,vp,ep,"
+      "tokens_per_sec_per_gpu\n";
+  return driver::plan_nvidia_row(driver::read_nvidia_row(parse_csv(header + line + "\n", "t.csv"), 0), m, 8);
+}
+
+// The value a plan gives `key`: the last setting wins, as --set does ("" when none sets it).
+std::string last_set(const driver::RowPlan& p, const std::string& key) {
+  std::string value;
+  for (const auto& s : p.request.sets)
+    if (s.rfind(key + "=", 0) == 0) value = s.substr(key.size() + 1);
+  return value;
+}
+
+// The table's FP8 is Megatron-Bridge's current scaling from 25.11 on (its perf scripts' fp8_cs) and
+// delayed scaling before (their --fp8_recipe default, NeMo's perf scripts, NeMo 1.x).
+TEST(NvidiaValidation, Fp8RowsRunTheirRecipe) {
+  auto m = driver::load_preset_mapping(source_path("validation/nvidia-presets.yaml"));
+  auto recipe = [&](const std::string& line) {
+    return last_set(plan_table_row(m, line), "workload.training.fp8_recipe");
+  };
+  EXPECT_EQ(recipe("288,24.07,DGX-H100,Llama2-7B,8,FP8,128,1,4096,,1,1,1,1,,16934"), "delayed");
+  EXPECT_EQ(recipe("313,25.02,DGX-B200,Llama3-8B,8,FP8,128,1,8192,,1,1,1,1,,26006"), "delayed");
+  EXPECT_EQ(recipe("277,25.09,DGX-H100,Llama3-8B,8,FP8,128,1,8192,,1,1,1,1,,14451"), "delayed");
+  EXPECT_EQ(recipe("242,25.11,DGX-B200,Llama3-8B,8,FP8,128,2,8192,0,1,1,1,,1,30624"), "current");
+  EXPECT_EQ(recipe("254,25.11,DGX-H100,Qwen3-30B-A3B,16,FP8,512,2,4096,0,1,2,1,24,8,5275"), "current");
 }
 
 // The shipped mapping gives each row the optimizer state its framework kept: NeMo 1.x's Apex
@@ -399,20 +431,8 @@ TEST(NvidiaValidation, SystemBeforeReleaseSetsTheLibrariesOfOlderContainers) {
 // main copy and bf16 moments), Megatron-Core's default for the 25.02 B200 row.
 TEST(NvidiaValidation, OlderRowsGetTheOptimizerStateTheirFrameworkKept) {
   auto m = driver::load_preset_mapping(source_path("validation/nvidia-presets.yaml"));
-  const std::string header =
-      "row_id,release,system,model,num_gpus,precision,gbs,mbs,seq_len,fsdp,tp,pp,cp,vp,ep,"
-      "tokens_per_sec_per_gpu\n";
-  auto plan = [&](const std::string& line) {
-    return driver::plan_nvidia_row(driver::read_nvidia_row(parse_csv(header + line + "\n", "t.csv"), 0), m,
-                                   8);
-  };
-  // The last setting of a key wins, as --set does.
-  auto last = [](const driver::RowPlan& p, const std::string& key) {
-    std::string value;
-    for (const auto& s : p.request.sets)
-      if (s.rfind(key + "=", 0) == 0) value = s.substr(key.size() + 1);
-    return value;
-  };
+  auto plan = [&](const std::string& line) { return plan_table_row(m, line); };
+  auto last = last_set;
   const std::string main = "workload.training.main_params", avg = "workload.training.exp_avg_precision";
   auto h100 = plan("293,24.07,DGX-H100,Nemotron4-340B,128,FP8,32,1,4096,,8,8,1,12,,326");
   EXPECT_EQ(last(h100, main), "none");

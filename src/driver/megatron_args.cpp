@@ -375,6 +375,11 @@ void MegatronMapper::precision() {
                   {{"delayed", "fp8"}, {"tensorwise", "fp8"}, {"blockwise", "fp8_block"}, {"mxfp8", "mxfp8"}})
             : "fp8";
     set("training.precision", p);
+    // Megatron-Core's delayed (its default) and tensorwise recipes are TE's DelayedScaling and
+    // Float8CurrentScaling of the one per-tensor format.
+    if (p == "fp8")
+      set("training.fp8_recipe",
+          has("fp8-recipe") && *args_["fp8-recipe"] == "tensorwise" ? "current" : "delayed");
   } else if (bf16) {
     set("training.precision", "bf16");
   } else if (fp16) {

@@ -10,10 +10,10 @@
 
 namespace podsim::topology {
 
-// GEMM operand formats. fp8 = Transformer Engine's per-tensor (delayed) scaling; fp8_block = 1x128 /
-// 128x128 block scaling (Hopper: cuBLAS 12.9, DeepSeek-V3 style); mxfp8 and nvfp4 = the OCP MX and NVIDIA
-// block-scaled formats Blackwell's tensor cores run natively. A device supports a format when its topology
-// gives a peak for it.
+// GEMM operand formats. fp8 = Transformer Engine's per-tensor scaling (delayed or current:
+// training.fp8_recipe); fp8_block = 1x128 / 128x128 block scaling (Hopper: cuBLAS 12.9, DeepSeek-V3 style);
+// mxfp8 and nvfp4 = the OCP MX and NVIDIA block-scaled formats Blackwell's tensor cores run natively. A
+// device supports a format when its topology gives a peak for it.
 enum class Precision { fp32, tf32, fp16, bf16, fp8, fp8_block, mxfp8, nvfp4 };
 inline constexpr auto kPrecisionNames = name_table<Precision>({{Precision::fp32, "fp32"},
                                                                {Precision::tf32, "tf32"},

@@ -129,15 +129,29 @@ void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x, const
   }
 }
 
-// Transformer Engine quantizes each fp8 GEMM's inputs just before it (cast + amax, and the transposed
-// copy the wgrad GEMM needs on Hopper); nothing under bf16 or wider.
-void quantize(PassCost& p, const ComputeModel& cm, const char* name, const Shapes& x, double elements) {
-  if (x.quantize_bytes > 0) p.add(memory_cost(cm, name, elements * x.quantize_bytes));
+// Transformer Engine quantizes each fp8 GEMM's inputs just before it (precision_bytes.hpp: cast, amax,
+// the column-wise copy); nothing under bf16 or wider. The QKV and fc1 inputs come from the norm TE fuses
+// with those linears (GemmInput::fused_norm_output), every other input from a kernel of its own.
+void quantize(PassCost& p, const ComputeModel& cm, const char* name, const Shapes& x, double elements,
+              GemmInput input = GemmInput::other) {
+  double bytes = input == GemmInput::fused_norm_output ? x.fused_norm_quantize_bytes : x.quantize_bytes;
+  if (bytes > 0) p.add(memory_cost(cm, name, elements * bytes));
 }
 
 const char* norm_name(const WorkloadConfig& w, bool backward) {
   if (w.model.norm == Norm::rmsnorm) return backward ? "rmsnorm backward" : "rmsnorm";
   return backward ? "layernorm backward" : "layernorm";
+}
+
+// The norm TE's LayerNormLinear runs before QKV or fc1 over this rank's residual stream: reads it and
+// writes its output in fused_norm_bytes (fp8 when it quantizes for the GEMM itself).
+OpCost fused_norm(const ComputeModel& cm, const char* name, const Shapes& x) {
+  double E = x.sp_tokens * x.h;
+  return memory_cost(cm, name, E * (x.eb + x.fused_norm_bytes));
+}
+
+const char* pre_mlp_norm_name(const WorkloadConfig& w) {
+  return w.model.norm == Norm::rmsnorm ? "pre-MLP rmsnorm" : "pre-MLP layernorm";
 }
 
 // The MLP activation on this rank's fc1 output: GeLU and squared ReLU read f and write f elements; SwiGLU
@@ -181,7 +195,7 @@ void rotary(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm, const 
 void mlp_forward(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm, const Shapes& x,
                  LinearSeconds& linear) {
   Userbuffers ub = userbuffers_of(w);
-  quantize(p, cm, "MLP fc1 input quantize (fp8)", x, x.tokens * x.h);
+  quantize(p, cm, "MLP fc1 input quantize (fp8)", x, x.tokens * x.h, GemmInput::fused_norm_output);
   timed(p, linear.fc1,
         [&] { p.add(ub_gemm(cm, "MLP fc1", ub, UbGemm::fc1_fprop, x.tokens, x.fc1_width, x.h)); });
   p.add(mlp_activation(w, cm, x));
@@ -211,12 +225,13 @@ PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sha
   double E = x.sp_tokens * x.h;  // elements in the residual stream held by this rank
   const char* residual = residual_name(w, x, false);
   LinearSeconds linear;
-  p.add(memory_cost(cm, norm_name(w, false), 2 * E * x.eb));
-  if (is_mla(w.model)) {
+  if (is_mla(w.model)) {  // MLA's down projections take the norm's 16-bit output (a norm of its own)
+    p.add(memory_cost(cm, norm_name(w, false), 2 * E * x.eb));
     mla_attention_forward(p, w.model, cm, mla_shapes(w, x), linear.mla);
   } else {
     Userbuffers ub = userbuffers_of(w);
-    quantize(p, cm, "QKV input quantize (fp8)", x, x.tokens * x.h);
+    p.add(fused_norm(cm, norm_name(w, false), x));
+    quantize(p, cm, "QKV input quantize (fp8)", x, x.tokens * x.h, GemmInput::fused_norm_output);
     timed(p, linear.qkv,
           [&] { p.add(ub_gemm(cm, "QKV projection", ub, UbGemm::qkv_fprop, x.tokens, x.qkv_width, x.h)); });
     rotary(p, w, cm, x, "rotary embedding");
@@ -228,7 +243,7 @@ PassCost forward_pass(const WorkloadConfig& w, const ComputeModel& cm, const Sha
     });
   }
   p.add(memory_cost(cm, residual, E * (3 * x.eb + x.mask_bytes)));
-  p.add(memory_cost(cm, norm_name(w, false), 2 * E * x.eb));
+  p.add(fused_norm(cm, pre_mlp_norm_name(w), x));  // a MoE layer replaces it (moe_costs.cpp)
   mlp_forward(p, w, cm, x, linear);
   p.add(memory_cost(cm, residual, E * (3 * x.eb + x.mask_bytes)));
   tp_collectives(p, w, x, linear, false);
@@ -412,7 +427,7 @@ PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const Com
     // Normal checkpointing reruns the whole MLP module: TE's fused pre-MLP norm, and with tp its
     // sequence-parallel all-gather / reduce-scatter (or the all-reduce after fc2), as in the forward.
     LinearSeconds linear;
-    p.add(memory_cost(cm, norm_name(w, false), 2 * x.sp_tokens * x.h * x.eb));
+    p.add(fused_norm(cm, pre_mlp_norm_name(w), x));
     mlp_forward(p, w, cm, x, linear);
     if (w.parallel.tp > 1) {
       double bytes = x.tokens * x.h * x.eb;

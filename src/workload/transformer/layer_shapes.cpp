@@ -20,6 +20,8 @@ LayerShapes layer_shapes(const WorkloadConfig& w, int micro_batch) {
   x.attention_width = x.heads_per_rank * x.head_dim;
   x.fc1_width = (m.mlp == Mlp::swiglu ? 2 : 1) * x.f / x.t;
   x.quantize_bytes = quantize_bytes_per_element(w.training);
+  x.fused_norm_quantize_bytes = quantize_bytes_per_element(w.training, GemmInput::fused_norm_output);
+  x.fused_norm_bytes = fused_norm_bytes(w.training);
   double cp = w.parallel.cp;
   x.tokens = x.b * x.s / cp;
   x.sp_tokens = w.parallel.sequence_parallel ? x.tokens / x.t : x.tokens;

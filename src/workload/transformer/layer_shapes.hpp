@@ -14,6 +14,8 @@ struct LayerShapes {
   double attention_width;             // this rank's attention output: a * d / t
   double fc1_width;                   // columns of this rank's fc1: f/t, or 2f/t with SwiGLU (gate and up)
   double quantize_bytes;              // per GEMM-input element quantized for an fp8 GEMM (0 otherwise)
+  double fused_norm_quantize_bytes;   // the same for the QKV / fc1 inputs, after TE's fused norm
+  double fused_norm_bytes;            // per element that fused norm writes (precision_bytes.hpp)
   double accumulate_bytes_per_param;  // gradient accumulation traffic per parameter per microbatch
   double tokens;     // b*s/cp: the tokens of the micro-batch this rank holds (context parallelism splits s)
   double sp_tokens;  // tokens held per rank in the regions sequence parallelism splits

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "layer_shapes.hpp"
 #include "podsim/workload/transformer/gemm_accumulation.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
@@ -137,6 +138,12 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
   double dense_params = layer_params(w.model) / tp;
   PassCost fwd = attention_half(dense.forward, keep_tp, accumulate, dense_params);
   PassCost bwd = attention_half(dense.backward, keep_tp, accumulate, dense_params);
+  // The pre-MLP norm is Megatron-Core's TENorm before the router here, not fused with a linear: it writes
+  // its 16-bit output whatever the GEMM format (the dense layer's fused norm went with its MLP above).
+  const LayerShapes x = layer_shapes(w, micro_batch);
+  double residual = x.sp_tokens * x.h;
+  fwd.add(memory_cost(cm, w.model.norm == Norm::rmsnorm ? "MoE pre-MLP rmsnorm" : "MoE pre-MLP layernorm",
+                      2 * residual * d.eb));
   const double attention_forward = fwd.seconds, attention_backward = bwd.seconds;
 
   // Forward: router, top-k, permute; (dispatch); experts; (combine); unpermute.

@@ -16,14 +16,44 @@ double activation_bytes(topology::Precision p) {
 }
 
 double weight_bytes(const TrainingConfig& t) {
-  double copy = is_fp8_family(t.precision) ? topology::bytes_per_element(t.precision) : 0.0;
-  return activation_bytes(t) + copy;
+  return activation_bytes(t) + quantized_copy_bytes(t);
 }
 
-double quantize_bytes_per_element(const TrainingConfig& t) {
+double quantized_copy_bytes(const TrainingConfig& t) {
+  using topology::Precision;
+  const double q = topology::bytes_per_element(t.precision);
+  switch (t.precision) {
+    case Precision::fp8: return t.fp8_transposed_copies ? 2 * q : q;
+    case Precision::fp8_block: return 2 * (q + 4.0 / 128);  // an fp32 scale per 128
+    case Precision::mxfp8: return 2 * (q + 1.0 / 32);       // an E8M0 scale byte per 32
+    case Precision::nvfp4: return 2 * (q + 1.0 / 16);       // an E4M3 scale byte per 16
+    default: return 0;
+  }
+}
+
+namespace {
+
+bool norm_writes_fp8(const TrainingConfig& t) {
+  return t.precision == topology::Precision::fp8 && t.fp8_recipe == Fp8Recipe::delayed;
+}
+
+}  // namespace
+
+double quantize_bytes_per_element(const TrainingConfig& t, GemmInput input) {
+  using topology::Precision;
   if (!is_fp8_family(t.precision)) return 0;
-  double q = topology::bytes_per_element(t.precision);
-  return activation_bytes(t) + 2 * q;  // read bf16; write the quantized copy and its transpose
+  const double eb = activation_bytes(t), copies = quantized_copy_bytes(t);
+  const bool fused_norm = input == GemmInput::fused_norm_output;
+  // The norm wrote the row-wise fp8 itself; a transpose kernel reads it and writes the column-wise copy.
+  if (fused_norm && norm_writes_fp8(t)) return 2 * (copies - topology::bytes_per_element(t.precision));
+  // One read to cast; one more for the amax where nothing computed it on the way (a fused norm does).
+  bool amax_pass = (t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::current && !fused_norm) ||
+                   t.precision == Precision::nvfp4;
+  return (amax_pass ? 2 : 1) * eb + copies;
+}
+
+double fused_norm_bytes(const TrainingConfig& t) {
+  return norm_writes_fp8(t) ? topology::bytes_per_element(t.precision) : activation_bytes(t);
 }
 
 double dropout_mask_bytes(const ModelConfig& m) {

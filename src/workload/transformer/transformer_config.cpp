@@ -170,6 +170,10 @@ Recompute read_recompute(const ConfigNode& train) {
   return choice_or(train, "recompute", kRecomputeNames, Recompute::none);
 }
 
+void resolve_fp8_layout(TrainingConfig& t, const topology::DeviceSpec& device) {
+  t.fp8_transposed_copies = device.architecture != topology::Architecture::blackwell;
+}
+
 void resolve_attention(const ConfigNode& train, TrainingConfig& t, const topology::DeviceSpec& device,
                        bool profile_has_fused_attention) {
   using topology::Architecture;
@@ -283,6 +287,9 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
       train.choice_or("cross_entropy", {"unfused", "fused"}, "unfused") == "fused";
   w.training.fp8_fast_accumulation =
       choice_or(train, "fp8_fast_accumulation", kFastAccumulationNames, FastAccumulation::fprop);
+  // Like Megatron-LM's --fp8-recipe, meaningful with the fp8 format only (the block formats carry their
+  // own scaling); accepted and unused with the others, so one recipe file serves every precision.
+  w.training.fp8_recipe = choice_or(train, "fp8_recipe", kFp8RecipeNames, Fp8Recipe::delayed);
   std::string attention = train.choice_or("attention", {"auto", "flash", "unfused"}, "auto");
   w.training.attention_auto = attention == "auto";
   w.training.attention = attention == "flash" ? Attention::flash : Attention::unfused;

@@ -48,6 +48,7 @@ WorkloadConfig read_transformer_on(const ConfigNode& root, const std::string& fi
   }
   check_precision_on_device(root.child("training"), w.training.precision, topo.device, topo.source_file);
   resolve_attention(root.child("training"), w.training, topo.device, topo.device_profile.attention.available);
+  resolve_fp8_layout(w.training, topo.device);
   resolve_attention_library(root.child("training"), w.training, topo.device_profile);
   warn_inconsistent_derived_keys(root.child("model"), w.model, std::cerr);
   w.kind = "transformer_lm";

@@ -156,6 +156,14 @@ enum class FastAccumulation { fprop, all, none };
 inline constexpr auto kFastAccumulationNames = name_table<FastAccumulation>(
     {{FastAccumulation::fprop, "fprop"}, {FastAccumulation::all, "all"}, {FastAccumulation::none, "none"}});
 
+// training.fp8_recipe: how Transformer Engine scales the per-tensor fp8 format (precision: fp8).
+// delayed = DelayedScaling (scale from an amax history: TE's and Megatron-Core's default; the norm before a
+// linear writes fp8 itself); current = Float8CurrentScaling (Megatron-Core --fp8-recipe tensorwise, the
+// Megatron-Bridge FP8-CS configs: every quantization first reduces its input's amax).
+enum class Fp8Recipe { delayed, current };
+inline constexpr auto kFp8RecipeNames =
+    name_table<Fp8Recipe>({{Fp8Recipe::delayed, "delayed"}, {Fp8Recipe::current, "current"}});
+
 struct TrainingConfig {
   long long global_batch = 0;
   int micro_batch = 1;  // 0 = auto
@@ -169,6 +177,12 @@ struct TrainingConfig {
   // (head_ops.cpp); unfused (default) keeps them plus the fp32 softmax and runs the fp32 passes.
   bool fused_cross_entropy = false;
   FastAccumulation fp8_fast_accumulation = FastAccumulation::fprop;
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // used with precision: fp8 only
+  // Whether per-tensor fp8 GEMM operands need a transposed copy: Hopper's (and older) fp8 tensor cores
+  // take only the TN layout, so Transformer Engine writes each tensor's transpose beside it for the
+  // backward GEMMs; Blackwell's take any layout (TE's is_non_tn_fp8_gemm_supported, sm_100+). Resolved
+  // from the topology's device.architecture (resolve_fp8_layout).
+  bool fp8_transposed_copies = true;
   double grad_reduce_bytes = 2;  // bytes per gradient element in the data-parallel reduction
   GradAccumulation grad_accumulation = GradAccumulation::fp32;
   double main_grad_bytes = 4;  // bytes per gradient element held for accumulation
@@ -213,6 +227,9 @@ void check_precision_on_device(const ConfigNode& train, topology::Precision prec
 // Warnings (to `out`) for each key the file states explicitly that an override of a key it is derived
 // from (hidden, heads) left inconsistent: e.g. --set model.hidden=6144 on a file with ffn_hidden: 49152.
 void warn_inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& m, std::ostream& out);
+// training.fp8_transposed_copies from the device: false on Blackwell, true otherwise (an unknown
+// architecture is taken as Hopper-like, the conservative choice).
+void resolve_fp8_layout(TrainingConfig& t, const topology::DeviceSpec& device);
 // training.attention `auto` (the default): flash on Hopper and newer, as today's frameworks do, unfused
 // before (so the A100 / V100 results of the SC21 era stay as they were). An explicit `flash` needs the
 // device profile's fused-attention efficiencies (`attention:` section): InputError at training.attention

@@ -79,6 +79,26 @@ const OpCost* find_op(const PassCost& p, const std::string& name) {
   return nullptr;
 }
 
+// moe.probs: Megatron-Core weights the expert outputs inside the activation (weighted SwiGLU), so the
+// unpermute keeps no expert outputs for its backward, only each routed copy's fp32 probability; applied at
+// the unpermute (older Megatron-Core, moe.probs: unpermute) every expert output is kept.
+TEST(MoeRecompute, ProbabilitiesInTheActivationKeepNoExpertOutputs) {
+  WorkloadConfig w = with("");
+  ASSERT_EQ(w.moe.probs, MoeProbs::activation);
+  WorkloadConfig old = w;
+  old.moe.probs = MoeProbs::unpermute;
+  double copies = 2048.0 * 2;  // tokens x top_k of one micro-batch
+  EXPECT_DOUBLE_EQ(
+      moe_activation_delta(old, 1, Recompute::none) - moe_activation_delta(w, 1, Recompute::none),
+      copies * 1024 * 2 - copies * 4);
+  std::string bad = text({});
+  bad.replace(bad.find("  ffn_hidden: 2048\n"), 19, "  ffn_hidden: 2048\n  probs: router\n");
+  auto e = podsim::testing::error_of(
+      [&] { read_transformer_workload(ConfigNode::load_string(bad, "w.yaml"), 4, 8); });
+  EXPECT_NE(e.find("moe.probs"), std::string::npos) << e;
+  EXPECT_NE(e.find("activation"), std::string::npos) << e;
+}
+
 }  // namespace
 
 TEST(MoeRecompute, MoeActFreesFc2InputOfEveryReceivedTokenCopy) {

@@ -55,6 +55,7 @@ MoeConfig read_fields(const ConfigNode& moe, const ModelConfig& m) {
                              "the busiest expert's tokens as a multiple of the mean (1 = balanced)");
   c.dispatcher = choice_or(moe, "dispatcher", kMoeDispatcherNames, MoeDispatcher::alltoall);
   c.overlap = choice_or(moe, "overlap", kMoeOverlapNames, MoeOverlap::none);
+  c.probs = choice_or(moe, "probs", kMoeProbsNames, MoeProbs::activation);
   const char* host = "microseconds of CPU time to launch one MoE block's kernels (0 = never host-bound)";
   c.host_forward_s = number_in_or(moe, "host_forward_us", 0, 1e6, 0, host) * 1e-6;
   c.host_backward_s = number_in_or(moe, "host_backward_us", 0, 1e6, 0, host) * 1e-6;

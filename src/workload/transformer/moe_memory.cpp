@@ -94,7 +94,10 @@ double moe_activation_delta(const WorkloadConfig& w, int micro_batch, Recompute 
   bool selective = recompute == Recompute::selective;
   if (selective)
     experts -= moe_act_freed_bytes(w, micro_batch);  // recompute_modules moe_act: fc2's input is rebuilt
-  double unpermute = x.routed_tokens * w.moe.top_k * h * ab;       // expert outputs, for the weighted sum
+  // What the probabilities' gradient needs (moe.probs): every expert output where the unpermute weights
+  // them, only the fp32 probability of each routed copy where the activation does (its input is kept anyway).
+  double copies = x.routed_tokens * w.moe.top_k;
+  double unpermute = w.moe.probs == MoeProbs::unpermute ? copies * h * ab : copies * 4;
   double router = x.routed_tokens * (h * ab + w.moe.experts * 4);  // router input and fp32 probabilities
   if (selective)
     router -=

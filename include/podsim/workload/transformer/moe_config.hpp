@@ -41,6 +41,15 @@ inline constexpr auto kMoeOverlapNames =
                             {MoeOverlap::dispatch, "dispatch"},
                             {MoeOverlap::combined_1f1b, "combined_1f1b"}});
 
+// moe.probs: where the router's probabilities weight the expert outputs. activation = inside the experts'
+// activation (Megatron-Core's weighted SwiGLU since its "memory efficient token permutation", 2025-04-09:
+// the unpermute is a pure permutation that keeps nothing for its backward but indices; the probabilities
+// are kept per routed copy); unpermute = in the weighted sum after the experts (older Megatron-Core, and
+// GShard's combine), whose backward needs every expert output for the probabilities' gradient.
+enum class MoeProbs { activation, unpermute };
+inline constexpr auto kMoeProbsNames =
+    name_table<MoeProbs>({{MoeProbs::activation, "activation"}, {MoeProbs::unpermute, "unpermute"}});
+
 struct MoeConfig {
   long long experts = 0;  // routed experts; 0 = a dense model (no `moe:` section)
   long long top_k = 0;
@@ -54,6 +63,7 @@ struct MoeConfig {
   double imbalance = 1;        // the busiest expert's tokens / the mean (1 = balanced routing)
   MoeDispatcher dispatcher = MoeDispatcher::alltoall;
   MoeOverlap overlap = MoeOverlap::none;
+  MoeProbs probs = MoeProbs::activation;
   // Host (CPU) time to launch one MoE block's forward / backward kernels in eager PyTorch
   // (moe.host_forward_us, moe.host_backward_us; 0 = never host-bound). The dropless all-to-all dispatcher
   // copies the tokens per expert to the host (a device-host sync) before the grouped GEMMs, so the GPU cannot

@@ -202,9 +202,13 @@ std::string StepBuilder::description() const {
           ? fmt::format(" x cp {} ({})", layout_.cp,
                         w_.parallel.cp_algorithm == CpAlgorithm::ring ? "ring attention" : "all-gather KV")
           : "";
+  // The per-tensor fp8 format's scaling recipe (precision_bytes.hpp), which the quantize kernels follow.
+  std::string fp8 = w_.training.precision == topology::Precision::fp8
+                        ? fmt::format(", fp8 {} scaling", to_string(w_.training.fp8_recipe))
+                        : "";
   return fmt::format(
-      "tp {}{} x pp {} x dp {}, {}, micro-batch {} ({} per step), recompute {}{}{}{}{}", layout_.tp, cp,
-      layout_.pp, layout_.dp, schedule, mb_, m_, to_string(w_.training.recompute),
+      "tp {}{} x pp {} x dp {}, {}, micro-batch {} ({} per step), recompute {}{}{}{}{}{}", layout_.tp, cp,
+      layout_.pp, layout_.dp, schedule, mb_, m_, to_string(w_.training.recompute), fp8,
       w_.training.attention == Attention::flash ? ", flash attention" : "",
       w_.parallel.sequence_parallel ? ", sequence parallel" : "",
       tp_overlap_ ? ", TP comm overlapped with GEMMs" : "",

@@ -108,6 +108,10 @@ const char* to_string(GradAccumulation g) {
   return kGradAccumulationNames.name(g);
 }
 
+const char* to_string(Fp8Recipe r) {
+  return kFp8RecipeNames.name(r);
+}
+
 const char* to_string(Recompute r) {
   return kRecomputeNames.name(r);
 }

@@ -163,6 +163,7 @@ inline constexpr auto kFastAccumulationNames = name_table<FastAccumulation>(
 enum class Fp8Recipe { delayed, current };
 inline constexpr auto kFp8RecipeNames =
     name_table<Fp8Recipe>({{Fp8Recipe::delayed, "delayed"}, {Fp8Recipe::current, "current"}});
+const char* to_string(Fp8Recipe r);
 
 struct TrainingConfig {
   long long global_batch = 0;

@@ -79,6 +79,11 @@ TEST(Fp8Recipe, QuantizeBytesPerElementFollowTransformerEngine) {
   EXPECT_DOUBLE_EQ(fused_norm_bytes(training(Precision::fp8, R::delayed, true)), 1);
   EXPECT_DOUBLE_EQ(fused_norm_bytes(training(Precision::fp8, R::current, true)), 2);
   EXPECT_DOUBLE_EQ(fused_norm_bytes(training(Precision::mxfp8, R::delayed, false)), 2);
+  // A tensor-parallel all-gather moves the row-wise quantized operand (scales included), bf16 otherwise.
+  EXPECT_DOUBLE_EQ(gathered_operand_bytes(training(Precision::fp8, R::current, true)), 1);
+  EXPECT_DOUBLE_EQ(gathered_operand_bytes(training(Precision::mxfp8, R::delayed, false)), 1 + 1.0 / 32);
+  EXPECT_DOUBLE_EQ(gathered_operand_bytes(training(Precision::nvfp4, R::delayed, false)), 0.5 + 1.0 / 16);
+  EXPECT_DOUBLE_EQ(gathered_operand_bytes(training(Precision::bf16, R::delayed, true)), 2);
   // Cached weights: bf16 plus the quantized copies.
   EXPECT_DOUBLE_EQ(weight_bytes(training(Precision::fp8, R::delayed, true)), 4);
   EXPECT_DOUBLE_EQ(weight_bytes(training(Precision::fp8, R::delayed, false)), 3);

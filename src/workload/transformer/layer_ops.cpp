@@ -87,41 +87,46 @@ void timed(PassCost& p, double& into, AddKernels&& add) {
 // all-gather of its output gradient (proj_dgrad, fc2_dgrad), and each column-parallel layer's all-gather
 // of its saved input for the wgrad GEMM (beside dgrad) and reduce-scatter of the input gradient (beside
 // wgrad).
-void ub_backward_collectives(PassCost& p, const Userbuffers& ub, double bytes, const LinearSeconds& s,
-                             bool mla) {
+void ub_backward_collectives(PassCost& p, const Userbuffers& ub, double gathered, double scattered,
+                             const LinearSeconds& s, bool mla) {
   using G = UbGemm;
   const auto ag = CollectiveKind::all_gather, rs = CollectiveKind::reduce_scatter;
   if (!mla) {
-    p.tp.push_back(ub_collective(ag, bytes, s.qkv_dgrad, ub, G::qkv_dgrad, false));
-    p.tp.push_back(ub_collective(rs, bytes, s.qkv_wgrad, ub, G::qkv_wgrad, false));
-    p.tp.push_back(ub_collective(ag, bytes, s.proj_dgrad, ub, G::proj_dgrad, false));
+    p.tp.push_back(ub_collective(ag, gathered, s.qkv_dgrad, ub, G::qkv_dgrad, false));
+    p.tp.push_back(ub_collective(rs, scattered, s.qkv_wgrad, ub, G::qkv_wgrad, false));
+    p.tp.push_back(ub_collective(ag, gathered, s.proj_dgrad, ub, G::proj_dgrad, false));
   } else {
-    p.tp.push_back({rs, bytes, s.proj});
+    p.tp.push_back({rs, scattered, s.proj});
   }
-  p.tp.push_back(ub_collective(ag, bytes, s.fc1_dgrad, ub, G::fc1_dgrad, true));
-  p.tp.push_back(ub_collective(rs, bytes, s.fc1_wgrad, ub, G::fc1_wgrad, true));
-  p.tp.push_back(ub_collective(ag, bytes, s.fc2_dgrad, ub, G::fc2_dgrad, true));
+  p.tp.push_back(ub_collective(ag, gathered, s.fc1_dgrad, ub, G::fc1_dgrad, true));
+  p.tp.push_back(ub_collective(rs, scattered, s.fc1_wgrad, ub, G::fc1_wgrad, true));
+  p.tp.push_back(ub_collective(ag, gathered, s.fc2_dgrad, ub, G::fc2_dgrad, true));
 }
 
 void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x, const LinearSeconds& linear,
                     bool backward) {
   if (w.parallel.tp == 1) return;
   double bytes = x.tokens * x.h * x.eb;
+  // Every sequence-parallel all-gather feeds a GEMM (the QKV / fc1 inputs, the saved inputs re-gathered for
+  // wgrad, the output gradients of proj / fc2): Transformer Engine quantizes before it gathers, so under
+  // the fp8 family it moves the row-wise quantized operand (precision_bytes.hpp); the reduce-scatters move
+  // GEMM outputs in 16 bits.
+  double gathered = x.tokens * x.h * x.gather_bytes;
   bool mla = is_mla(w.model);  // MLA gathers its latents, not h (mla_ops.hpp)
   if (mla) mla_input_collectives(p, w.model, mla_shapes(w, x), linear.mla, backward);
   Userbuffers ub = userbuffers_of(w);
   const auto ag = CollectiveKind::all_gather, rs = CollectiveKind::reduce_scatter;
-  if (ub && backward) return ub_backward_collectives(p, ub, bytes, linear, mla);
+  if (ub && backward) return ub_backward_collectives(p, ub, gathered, bytes, linear, mla);
   if (ub) {
-    if (!mla) p.tp.push_back(ub_collective(ag, bytes, linear.qkv, ub, UbGemm::qkv_fprop, false));
+    if (!mla) p.tp.push_back(ub_collective(ag, gathered, linear.qkv, ub, UbGemm::qkv_fprop, false));
     if (mla) p.tp.push_back({rs, bytes, linear.proj});
     if (!mla) p.tp.push_back(ub_collective(rs, bytes, linear.proj, ub, UbGemm::proj_fprop, false));
-    p.tp.push_back(ub_collective(ag, bytes, linear.fc1, ub, UbGemm::fc1_fprop, true));
+    p.tp.push_back(ub_collective(ag, gathered, linear.fc1, ub, UbGemm::fc1_fprop, true));
     p.tp.push_back(ub_collective(rs, bytes, linear.fc2, ub, UbGemm::fc2_fprop, true));
   } else if (w.parallel.sequence_parallel) {
-    if (!mla) p.tp.push_back({ag, bytes, linear.qkv});
+    if (!mla) p.tp.push_back({ag, gathered, linear.qkv});
     p.tp.push_back({rs, bytes, linear.proj});
-    p.tp.push_back({.kind = ag, .bytes = bytes, .overlap_seconds = linear.fc1, .mlp = true});
+    p.tp.push_back({.kind = ag, .bytes = gathered, .overlap_seconds = linear.fc1, .mlp = true});
     p.tp.push_back({.kind = rs, .bytes = bytes, .overlap_seconds = linear.fc2, .mlp = true});
   } else {
     if (!mla || !backward) p.tp.push_back({CollectiveKind::all_reduce, bytes});
@@ -430,11 +435,11 @@ PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const Com
     p.add(fused_norm(cm, pre_mlp_norm_name(w), x));
     mlp_forward(p, w, cm, x, linear);
     if (w.parallel.tp > 1) {
-      double bytes = x.tokens * x.h * x.eb;
+      double bytes = x.tokens * x.h * x.eb, gathered = x.tokens * x.h * x.gather_bytes;
       Userbuffers ub = userbuffers_of(w);
       if (w.parallel.sequence_parallel) {
         p.tp.push_back(
-            ub_collective(CollectiveKind::all_gather, bytes, linear.fc1, ub, UbGemm::fc1_fprop, true));
+            ub_collective(CollectiveKind::all_gather, gathered, linear.fc1, ub, UbGemm::fc1_fprop, true));
         p.tp.push_back(
             ub_collective(CollectiveKind::reduce_scatter, bytes, linear.fc2, ub, UbGemm::fc2_fprop, true));
       } else {

@@ -22,6 +22,7 @@ LayerShapes layer_shapes(const WorkloadConfig& w, int micro_batch) {
   x.quantize_bytes = quantize_bytes_per_element(w.training);
   x.fused_norm_quantize_bytes = quantize_bytes_per_element(w.training, GemmInput::fused_norm_output);
   x.fused_norm_bytes = fused_norm_bytes(w.training);
+  x.gather_bytes = gathered_operand_bytes(w.training);
   double cp = w.parallel.cp;
   x.tokens = x.b * x.s / cp;
   x.sp_tokens = w.parallel.sequence_parallel ? x.tokens / x.t : x.tokens;

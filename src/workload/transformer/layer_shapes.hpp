@@ -16,6 +16,7 @@ struct LayerShapes {
   double quantize_bytes;              // per GEMM-input element quantized for an fp8 GEMM (0 otherwise)
   double fused_norm_quantize_bytes;   // the same for the QKV / fc1 inputs, after TE's fused norm
   double fused_norm_bytes;            // per element that fused norm writes (precision_bytes.hpp)
+  double gather_bytes;                // per element of a GEMM operand a TP all-gather moves (quantized)
   double accumulate_bytes_per_param;  // gradient accumulation traffic per parameter per microbatch
   double tokens;     // b*s/cp: the tokens of the micro-batch this rank holds (context parallelism splits s)
   double sp_tokens;  // tokens held per rank in the regions sequence parallelism splits

@@ -31,6 +31,13 @@ double quantized_copy_bytes(const TrainingConfig& t) {
   }
 }
 
+double gathered_operand_bytes(const TrainingConfig& t) {
+  if (!is_fp8_family(t.precision)) return activation_bytes(t);
+  // One layout of the copies: per-tensor fp8 holds the transpose as its second (quantized_copy_bytes).
+  double copies = quantized_copy_bytes(t);
+  return t.precision == topology::Precision::fp8 ? topology::bytes_per_element(t.precision) : copies / 2;
+}
+
 namespace {
 
 bool norm_writes_fp8(const TrainingConfig& t) {

@@ -23,6 +23,11 @@ double weight_bytes(const TrainingConfig& t);
 // TN layout (fp8_transposed_copies: a transpose); mxfp8 / fp8_block / nvfp4: both block layouts with their
 // scales (the column-wise blocks are quantized from the 16-bit tensor, not transposed). 0 outside fp8.
 double quantized_copy_bytes(const TrainingConfig& t);
+// Bytes per element of a GEMM operand as a tensor-parallel all-gather moves it: Transformer Engine gathers
+// the row-wise quantized data with its scales under the fp8 family (its quantizers gather row-wise only:
+// the column-wise copy is made or gathered separately where the backward needs it), the 16-bit tensor
+// otherwise.
+double gathered_operand_bytes(const TrainingConfig& t);
 // Who wrote a GEMM input. Megatron-Core runs the norms before QKV and fc1 inside Transformer Engine's
 // LayerNormLinear, whose norm kernel can quantize (or reduce the amax of) its own output; every other
 // input (attention output, MLP activation, gradients, weights) is quantized by a kernel of its own.

@@ -432,19 +432,18 @@ TEST(NvidiaValidation, Fp8RowsRunTheirRecipe) {
 TEST(NvidiaValidation, OlderRowsGetTheOptimizerStateTheirFrameworkKept) {
   auto m = driver::load_preset_mapping(source_path("validation/nvidia-presets.yaml"));
   auto plan = [&](const std::string& line) { return plan_table_row(m, line); };
-  auto last = last_set;
   const std::string main = "workload.training.main_params", avg = "workload.training.exp_avg_precision";
   auto h100 = plan("293,24.07,DGX-H100,Nemotron4-340B,128,FP8,32,1,4096,,8,8,1,12,,326");
-  EXPECT_EQ(last(h100, main), "none");
-  EXPECT_EQ(last(h100, avg), "bf16");
+  EXPECT_EQ(last_set(h100, main), "none");
+  EXPECT_EQ(last_set(h100, avg), "bf16");
   auto b200 = plan("317,25.02,DGX-B200,Nemotron4-340B,128,FP8,64,1,4096,,8,4,1,12,,602");
-  EXPECT_EQ(last(b200, main), "fp32");
-  EXPECT_EQ(last(b200, avg), "fp32");
-  EXPECT_EQ(last(plan("288,24.07,DGX-H100,Llama2-7B,8,FP8,128,1,4096,,1,1,1,1,,16934"), main),
+  EXPECT_EQ(last_set(b200, main), "fp32");
+  EXPECT_EQ(last_set(b200, avg), "fp32");
+  EXPECT_EQ(last_set(plan("288,24.07,DGX-H100,Llama2-7B,8,FP8,128,1,4096,,1,1,1,1,,16934"), main),
             "fp32_remainders");
-  EXPECT_EQ(last(plan("287,24.07,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825"), main),
+  EXPECT_EQ(last_set(plan("287,24.07,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825"), main),
             "fp32_remainders");
-  EXPECT_EQ(last(plan("320,25.02,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,866"), main), "");
+  EXPECT_EQ(last_set(plan("320,25.02,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,866"), main), "");
 }
 
 }  // namespace

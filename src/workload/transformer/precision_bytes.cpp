@@ -19,26 +19,20 @@ double weight_bytes(const TrainingConfig& t) {
   return activation_bytes(t) + quantized_copy_bytes(t);
 }
 
-double quantized_copy_bytes(const TrainingConfig& t) {
+namespace {
+
+// One layout (row-wise or column-wise) of a quantized GEMM operand: its data and its block scales.
+double one_layout_bytes(const TrainingConfig& t) {
   using topology::Precision;
   const double q = topology::bytes_per_element(t.precision);
   switch (t.precision) {
-    case Precision::fp8: return t.fp8_transposed_copies ? 2 * q : q;
-    case Precision::fp8_block: return 2 * (q + 4.0 / 128);  // an fp32 scale per 128
-    case Precision::mxfp8: return 2 * (q + 1.0 / 32);       // an E8M0 scale byte per 32
-    case Precision::nvfp4: return 2 * (q + 1.0 / 16);       // an E4M3 scale byte per 16
+    case Precision::fp8: return q;                    // one scale per tensor
+    case Precision::fp8_block: return q + 4.0 / 128;  // an fp32 scale per 128
+    case Precision::mxfp8: return q + 1.0 / 32;       // an E8M0 scale byte per 32
+    case Precision::nvfp4: return q + 1.0 / 16;       // an E4M3 scale byte per 16
     default: return 0;
   }
 }
-
-double gathered_operand_bytes(const TrainingConfig& t) {
-  if (!is_fp8_family(t.precision)) return activation_bytes(t);
-  // One layout of the copies: per-tensor fp8 holds the transpose as its second (quantized_copy_bytes).
-  double copies = quantized_copy_bytes(t);
-  return t.precision == topology::Precision::fp8 ? topology::bytes_per_element(t.precision) : copies / 2;
-}
-
-namespace {
 
 bool norm_writes_fp8(const TrainingConfig& t) {
   return t.precision == topology::Precision::fp8 && t.fp8_recipe == Fp8Recipe::delayed;
@@ -46,13 +40,22 @@ bool norm_writes_fp8(const TrainingConfig& t) {
 
 }  // namespace
 
+double quantized_copy_bytes(const TrainingConfig& t) {
+  bool one_layout = t.precision == topology::Precision::fp8 && !t.fp8_transposed_copies;
+  return (one_layout ? 1 : 2) * one_layout_bytes(t);
+}
+
+double gathered_operand_bytes(const TrainingConfig& t) {
+  return is_fp8_family(t.precision) ? one_layout_bytes(t) : activation_bytes(t);
+}
+
 double quantize_bytes_per_element(const TrainingConfig& t, GemmInput input) {
   using topology::Precision;
   if (!is_fp8_family(t.precision)) return 0;
   const double eb = activation_bytes(t), copies = quantized_copy_bytes(t);
   const bool fused_norm = input == GemmInput::fused_norm_output;
   // The norm wrote the row-wise fp8 itself; a transpose kernel reads it and writes the column-wise copy.
-  if (fused_norm && norm_writes_fp8(t)) return 2 * (copies - topology::bytes_per_element(t.precision));
+  if (fused_norm && norm_writes_fp8(t)) return 2 * (copies - one_layout_bytes(t));
   // One read to cast; one more for the amax where nothing computed it on the way (a fused norm does).
   bool amax_pass = (t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::current && !fused_norm) ||
                    t.precision == Precision::nvfp4;

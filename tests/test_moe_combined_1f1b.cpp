@@ -108,3 +108,31 @@ TEST(MoeCombined1F1B, RefusesWhatMegatronCoreRefuses) {
     EXPECT_NE(e.find(c.says), std::string::npos) << c.says << ": " << e;
   }
 }
+
+// DeepEP / HybridEP hold moe.dispatcher_sms SMs while they move tokens: the compute the combined schedule
+// runs beside them has the rest (H100: 132). Serially nothing runs beside them and the count changes
+// nothing; overlapped, more held SMs make the step longer, yet never longer than not overlapping at all.
+TEST(MoeCombined1F1B, FlexDispatcherSmsSlowTheComputeBesideThem) {
+  auto flex = [](const char* overlap, const char* sms) {
+    return run(qwen(overlap, {{"moe.dispatcher", "flex"}, {"moe.dispatcher_sms", sms}}));
+  };
+  EXPECT_DOUBLE_EQ(flex("none", "8").step_time(), flex("none", "64").step_time());
+  double few = flex("combined_1f1b", "8").step_time(), many = flex("combined_1f1b", "64").step_time();
+  double most = flex("combined_1f1b", "120").step_time();
+  EXPECT_LT(few, many);
+  EXPECT_LT(many, most);
+  EXPECT_LE(most, flex("none", "120").step_time());
+  // Megatron-Core's default (unset, or auto) is DeepEP's 20.
+  double twenty = flex("combined_1f1b", "20").step_time();
+  EXPECT_DOUBLE_EQ(run(qwen("combined_1f1b", {{"moe.dispatcher", "flex"}})).step_time(), twenty);
+  EXPECT_DOUBLE_EQ(flex("combined_1f1b", "auto").step_time(), twenty);
+}
+
+TEST(MoeCombined1F1B, DispatcherSmsMustLeaveSmsToCompute) {
+  std::string e = refusal(qwen("none", {{"moe.dispatcher", "flex"}, {"moe.dispatcher_sms", "132"}}));
+  EXPECT_NE(e.find("dispatcher_sms"), std::string::npos) << e;
+  EXPECT_NE(e.find("132 SMs"), std::string::npos) << e;
+  EXPECT_NE(e.find("1..131"), std::string::npos) << e;
+  e = refusal(qwen("none", {{"moe.dispatcher_sms", "0"}}));
+  EXPECT_NE(e.find("dispatcher_sms"), std::string::npos) << e;
+}

@@ -181,6 +181,41 @@ TEST(NvidiaValidation, MalformedCellNamesFileLineAndColumn) {
   }
 }
 
+// A table of ablations states what each run changed from its recipe in a settings column: applied after the
+// recipe, as workload keys; a malformed entry or a key the row's own columns set is an error at its line.
+TEST(NvidiaValidation, SettingsColumnChangesTheRecipePerRow) {
+  auto m = test_mapping(temp_dir("nv-settings"));
+  std::string header =
+      "row_id,system,model,num_gpus,precision,gbs,mbs,seq_len,fsdp,tp,pp,cp,vp,ep,settings,"
+      "tokens_per_sec_per_gpu\n";
+  auto row = [&](const std::string& settings) {
+    return driver::read_nvidia_row(
+        parse_csv(header + "1,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,," + settings + ",825\n",
+                  "t.csv"),
+        0);
+  };
+  auto p = driver::plan_nvidia_row(row("training.recompute=selective; parallel.zero=2"), m, 8);
+  ASSERT_TRUE(p.not_expressible.empty()) << p.not_expressible;
+  const auto& s = p.request.sets;
+  auto at = [&](const std::string& x) { return std::find(s.begin(), s.end(), x) - s.begin(); };
+  ASSERT_TRUE(has_set(p, "workload.training.recompute=selective"));
+  EXPECT_GT(at("workload.training.recompute=selective"), at("workload.training.recompute=full"));
+  EXPECT_GT(at("workload.parallel.zero=2"), at("workload.parallel.zero=1"));
+  EXPECT_TRUE(driver::plan_nvidia_row(row(""), m, 8).request.sets.size() + 2 == s.size());
+  for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
+           {"training.recompute", "is not key=value"},
+           {"parallel.tp=2", "each row sets it from its own columns"},
+           {"topology.nodes=4", "workload keys only"}}) {
+    try {
+      row(bad);
+      ADD_FAILURE() << bad << ": expected InputError";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("t.csv:2: column settings"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(NvidiaValidation, MappingErrorsNameFileAndLine) {
   std::string dir = temp_dir("nv-map-bad");
   std::string table =

@@ -27,7 +27,9 @@ const std::map<std::string, std::vector<std::string>>& examples() {
        {"podsim plan -t topologies/dgx-h100-superpod.yaml -w workloads/llama3-70b.yaml --out out/plan",
         "podsim plan -t topologies/dgx-a100-superpod.yaml -w workloads/gpt3-175b.yaml --set "
         "workload.parallel.tp=8"}},
-      {"validate", {"podsim validate", "podsim validate --out out/validation"}},
+      {"validate",
+       {"podsim validate", "podsim validate --out out/validation",
+        "podsim validate --table validation/megatron-bridge-moe-ablations.csv"}},
       {"collective",
        {"podsim collective -t topologies/dgx-a100-superpod.yaml --op all_reduce --devices 64 --bytes 1GB",
         "podsim collective -t topologies/dgx-h100-superpod.yaml --op all_gather --devices 16 --bytes 8 "

@@ -135,7 +135,10 @@ void add_validate_command(CLI::App& app) {
       "vp,\n"
       "ep, tokens_per_sec_per_gpu) is mapped to presets by --mapping; each row's predicted tokens/s per GPU "
       "is\n"
-      "compared with the published one, and a row podsim cannot express is listed with the reason.");
+      "compared with the published one, and a row podsim cannot express is listed with the reason. An\n"
+      "optional settings column (\"moe.dispatcher=alltoall; moe.overlap=combined_1f1b\") changes workload "
+      "keys\n"
+      "of the row's recipe: tables of ablations, one setting changed per measured run.");
   cmd->callback([opt, topology, workload] {
     opt->topology_given = topology->count() > 0;
     opt->workload_given = workload->count() > 0;

@@ -61,6 +61,38 @@ std::string inexpressible(const NvidiaRow& row, const PresetMapping& mapping) {
   return "";
 }
 
+std::string trimmed(const std::string& text) {
+  size_t begin = text.find_first_not_of(" \t"), end = text.find_last_not_of(" \t");
+  return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
+}
+
+// "moe.dispatcher=alltoall; moe.overlap=combined_1f1b" -> {"workload.moe.dispatcher=alltoall", ...}.
+std::vector<std::string> settings_cell(const CsvTable& table, size_t i) {
+  std::vector<std::string> out;
+  if (!table.has_column("settings") || unstated(table.text(i, "settings"))) return out;
+  std::string cell = table.text(i, "settings");
+  auto fail = [&](const std::string& item, const std::string& why) {
+    return InputError(
+        fmt::format("{}:{}: column settings: '{}' {}", table.file, table.row_lines[i], item, why));
+  };
+  size_t start = 0;
+  while (start <= cell.size()) {
+    size_t end = cell.find(';', start);
+    std::string item =
+        trimmed(cell.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    start = end == std::string::npos ? cell.size() + 1 : end + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw fail(item, "is not key=value (e.g. moe.dispatcher=alltoall; entries separated by ';')");
+    std::string key = trimmed(item.substr(0, eq));
+    if (std::string why = settable_key_problem(key); !why.empty())
+      throw fail(item, "is not allowed: a row " + why);
+    out.push_back(fmt::format("workload.{}={}", key, trimmed(item.substr(eq + 1))));
+  }
+  return out;
+}
+
 }  // namespace
 
 NvidiaRow read_nvidia_row(const CsvTable& table, size_t i) {
@@ -87,6 +119,7 @@ NvidiaRow read_nvidia_row(const CsvTable& table, size_t i) {
   r.ep = integer_cell(table, i, "ep");
   r.ga = integer_cell(table, i, "ga");
   r.published = number_cell(table, i, "tokens_per_sec_per_gpu");
+  r.settings = settings_cell(table, i);
   return r;
 }
 
@@ -123,6 +156,7 @@ RowPlan plan_nvidia_row(const NvidiaRow& row, const PresetMapping& mapping, int 
     for (const auto& older : mapping.systems.at(row.system).before_release)
       if (release < older.parts) s.insert(s.end(), older.sets.begin(), older.sets.end());
   }
+  s.insert(s.end(), row.settings.begin(), row.settings.end());
   // Exactly num_gpus devices: whole nodes of the preset, and dp chosen so tp*pp*cp*dp = num_gpus.
   s.push_back(fmt::format("topology.nodes={}", (*row.num_gpus + devices_per_node - 1) / devices_per_node));
   s.push_back(fmt::format("workload.model.seq_len={}", *row.seq_len));

@@ -84,11 +84,7 @@ void read_models(const ConfigNode& root, PresetMapping& m) {
 std::vector<std::string> read_sets(const ConfigNode& set) {
   std::vector<std::string> out;
   for (const auto& key : set.keys()) {
-    if (std::find(kRowKeys.begin(), kRowKeys.end(), key) != kRowKeys.end())
-      set.fail(key, "each row sets this key from its own columns; a recipe may not");
-    if (key.rfind("parallel.", 0) && key.rfind("training.", 0) && key.rfind("model.", 0) &&
-        key.rfind("moe.", 0))
-      set.fail(key, "a recipe sets workload keys: parallel.*, training.*, model.* or moe.*");
+    if (std::string why = settable_key_problem(key); !why.empty()) set.fail(key, "a recipe " + why);
     out.push_back(fmt::format("workload.{}={}", key, set.at(key).as_string()));
   }
   return out;
@@ -148,6 +144,15 @@ void check_recipe_systems(const ConfigNode& recipes, const PresetMapping& m) {
 }
 
 }  // namespace
+
+std::string settable_key_problem(const std::string& key) {
+  if (std::find(kRowKeys.begin(), kRowKeys.end(), key) != kRowKeys.end())
+    return "may not set this key: each row sets it from its own columns";
+  if (key.rfind("parallel.", 0) && key.rfind("training.", 0) && key.rfind("model.", 0) &&
+      key.rfind("moe.", 0))
+    return "sets workload keys only: parallel.*, training.*, model.* or moe.*";
+  return "";
+}
 
 std::optional<std::vector<int>> release_parts(const std::string& release) {
   std::vector<int> parts;

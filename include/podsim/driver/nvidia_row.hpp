@@ -21,9 +21,14 @@ struct NvidiaRow {
   std::optional<long long> num_gpus, gbs, mbs, seq_len, fsdp, tp, pp, cp, vp, ep;
   std::optional<long long> ga;      // gradient-accumulation steps where the table has them: a cross-check
   std::optional<double> published;  // tokens/s per GPU
+  // The optional settings column: what the published run changed from its recipe, as workload keys
+  // ("moe.dispatcher=alltoall; moe.overlap=combined_1f1b"), for tables of ablations; applied after the
+  // recipe's settings, as "workload.moe.dispatcher=alltoall".
+  std::vector<std::string> settings;
 };
 
-// Throws InputError naming file:line and column for a cell that is neither empty, "n/a" nor a number.
+// Throws InputError naming file:line and column for a cell that is neither empty, "n/a" nor a number, and
+// for a settings entry that is not key=value of a key a recipe may set.
 NvidiaRow read_nvidia_row(const CsvTable& table, size_t i);
 
 // podsim's training.precision for the table's precision name; empty when it has none.
@@ -36,8 +41,8 @@ struct RowPlan {
 };
 
 // The run for a row. `devices_per_node` is the system's topology preset's. The request's sets are, in
-// order: the recipe's settings (set, set_on its system, before_release newer than its release), then the
-// row's. Entries the mapping lacks or marks null, mixture-of-experts
+// order: the recipe's settings (set, set_on its system, before_release newer than its release), the row's
+// settings column, then the row's other columns. Entries the mapping lacks or marks null, mixture-of-experts
 // rows (ep > 1), unstated values and a GPU count the parallel degrees do not divide are not_expressible.
 RowPlan plan_nvidia_row(const NvidiaRow& row, const PresetMapping& mapping, int devices_per_node);
 

@@ -42,6 +42,10 @@ struct Recipe {
   std::string source;  // the recipe file the settings were read from
 };
 
+// Why `key` (a workload key as a recipe writes it, "moe.dispatcher") may not be set by a recipe or a row's
+// settings column: a key each row sets from its own columns, or one outside the workload; "" when it may.
+std::string settable_key_problem(const std::string& key);
+
 // A release as the table prints it ("25.09", "26.02.01") as its numbers; nullopt for other text.
 std::optional<std::vector<int>> release_parts(const std::string& release);
 

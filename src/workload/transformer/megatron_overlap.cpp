@@ -105,8 +105,10 @@ int StepBuilder::add_work(int s, const StageStep& step, const ChunkWork& work, i
   for (const Overlap& o : work.overlaps) {
     int start = g_.streams[compute_stream_[s]].last_task;
     // The communication kernels beside it (NCCL p2p for ring attention, userbuffers for the TP overlap)
-    // take SMs and HBM bandwidth too: the same overlap_compute_slowdown as for data-parallel traffic.
-    task(compute_stream_[s], o.slowed ? overlapped_seconds(o.seconds, idle_seconds(o.plan)) : o.seconds, -1,
+    // take SMs and HBM bandwidth too: the same overlap_compute_slowdown as for data-parallel traffic (the
+    // flex dispatcher's kernels, which hold a known number of SMs, bring their own: Overlap::slowdown).
+    task(compute_stream_[s],
+         o.slowed ? overlapped_seconds(o.seconds, idle_seconds(o.plan), o.slowdown) : o.seconds, -1,
          Category::tp);
     int comm = task(overlap_stream_[s], 0, o.plan, o.category);
     g_.tasks[comm].deps.push_back(start);

@@ -24,8 +24,8 @@ double StepBuilder::idle_seconds(int plan) {
 // comm/slowdown of the work, the rest runs at full speed; if the communication outlasts the compute, all
 // of it is slowed. `comm` is the idle-network time, so contention that lengthens the communication is
 // not counted here (the engine does lengthen the communication itself).
-double StepBuilder::overlapped_seconds(double compute, double comm) const {
-  double slowdown = topo_.device_profile.overlap_compute_slowdown;
+double StepBuilder::overlapped_seconds(double compute, double comm, double slowdown) const {
+  if (slowdown <= 0) slowdown = topo_.device_profile.overlap_compute_slowdown;
   if (slowdown <= 1 || comm <= 0 || compute <= 0) return compute;
   if (comm >= compute * slowdown) return compute * slowdown;
   return compute + comm * (1 - 1 / slowdown);

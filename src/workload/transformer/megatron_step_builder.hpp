@@ -53,7 +53,8 @@ class StepBuilder {
     double seconds = 0;  // device time that hides the transfer
     int plan = -1;
     Category category = Category::tp;
-    bool slowed = true;  // by overlap_compute_slowdown (false: the GEMM's cost already has the SMs lost)
+    bool slowed = true;   // by overlap_compute_slowdown (false: the GEMM's cost already has the SMs lost)
+    double slowdown = 0;  // while the transfer runs; 0: the device profile's overlap_compute_slowdown
   };
   struct ChunkWork {
     double seconds = 0;             // device time run serially, followed by `plan`
@@ -99,9 +100,9 @@ class StepBuilder {
   // megatron_sharding.cpp
   // Time of plan `plan` (-1: none, 0 s) on an idle network, cached.
   double idle_seconds(int plan);
-  // `compute` seconds of device time stretched by the device's overlap_compute_slowdown for the `comm`
-  // seconds communication kernels run beside it.
-  double overlapped_seconds(double compute, double comm) const;
+  // `compute` seconds of device time stretched by `slowdown` (0: the device's overlap_compute_slowdown) for
+  // the `comm` seconds communication kernels run beside it.
+  double overlapped_seconds(double compute, double comm, double slowdown = 0) const;
   // ZeRO-3 / FSDP: one pass of a chunk with its parameter gathers (and, backward, gradient
   // reduce-scatters).
   void add_fsdp_pass(int s, const StageStep& step);
@@ -131,6 +132,9 @@ class StepBuilder {
   // The dispatches (or the combines) alone of `layers` MoE layers; -1 when there are none.
   int ep_half_plan(int stage, double layers, bool dispatch);
   int ep_phase_plan(int stage, double count, int which);  // both, cached (combined 1F1B asks per pair)
+  // Slowdown of the compute beside the dispatch and combine (moe.overlap): the flex dispatcher's kernels
+  // hold moe.dispatcher_sms of the device's SMs; 0 for the NCCL dispatchers (the profile's).
+  double ep_overlap_slowdown() const;
 
   // moe_combined_1f1b.cpp: moe.overlap combined_1f1b
   bool combined_1f1b_ = false;  // the schedule pairs steady-state forwards with backwards

@@ -54,10 +54,15 @@ void StepBuilder::pair_passes(int s, int f_chunk, int b_chunk, ChunkWork& f, Chu
     b.seconds += n * host_stall(host, segments, 0);
   }
   // The three segments, after the backward's other work (the two passes share one compute stream).
-  b.overlaps.push_back({.seconds = n * pre_f * rf, .plan = combine, .category = Category::ep});
+  double slowdown = ep_overlap_slowdown();
   b.overlaps.push_back(
-      {.seconds = n * (mlp_b * rb + mlp_f * rf), .plan = dispatches, .category = Category::ep});
-  b.overlaps.push_back({.seconds = n * pre_b * rb, .plan = combine, .category = Category::ep});
+      {.seconds = n * pre_f * rf, .plan = combine, .category = Category::ep, .slowdown = slowdown});
+  b.overlaps.push_back({.seconds = n * (mlp_b * rb + mlp_f * rf),
+                        .plan = dispatches,
+                        .category = Category::ep,
+                        .slowdown = slowdown});
+  b.overlaps.push_back(
+      {.seconds = n * pre_b * rb, .plan = combine, .category = Category::ep, .slowdown = slowdown});
 }
 
 }  // namespace podsim::workload::megatron

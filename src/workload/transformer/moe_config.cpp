@@ -7,11 +7,16 @@
 
 #include "podsim/core/config_choice.hpp"
 #include "podsim/core/config_node.hpp"
+#include "podsim/topology/device_spec.hpp"
 #include "podsim/workload/bounded_reads.hpp"
 #include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
 namespace {
+
+// Megatron-Core's default for the flex dispatcher's SMs when moe_flex_dispatcher_num_sms is unset: DeepEP's
+// 20 (transformer_config.py, "historical default 20"; github NVIDIA/Megatron-LM @ d98e8a64dd).
+constexpr int kFlexDispatcherSms = 20;
 
 std::string divisors(long long n) {
   std::string s;
@@ -56,6 +61,12 @@ MoeConfig read_fields(const ConfigNode& moe, const ModelConfig& m) {
   c.dispatcher = choice_or(moe, "dispatcher", kMoeDispatcherNames, MoeDispatcher::alltoall);
   c.overlap = choice_or(moe, "overlap", kMoeOverlapNames, MoeOverlap::none);
   c.probs = choice_or(moe, "probs", kMoeProbsNames, MoeProbs::activation);
+  // NCCL's all-to-all and all-gather kernels hold SMs too (one per channel): unset (or auto), their share is
+  // the device profile's overlap_compute_slowdown, as for every NCCL collective.
+  if (moe.has("dispatcher_sms") && moe.at("dispatcher_sms").as_string() != "auto")
+    c.dispatcher_sms = int_in(moe, "dispatcher_sms", 1, 1024);
+  else if (c.dispatcher == MoeDispatcher::flex)
+    c.dispatcher_sms = kFlexDispatcherSms;
   const char* host = "microseconds of CPU time to launch one MoE block's kernels (0 = never host-bound)";
   c.host_forward_s = number_in_or(moe, "host_forward_us", 0, 1e6, 0, host) * 1e-6;
   c.host_backward_s = number_in_or(moe, "host_backward_us", 0, 1e6, 0, host) * 1e-6;
@@ -156,6 +167,18 @@ void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices, in
   // them share a node.
   if (devices_per_node > 0)
     w.moe.ep_ranks_per_node = std::clamp(devices_per_node / w.parallel.etp, 1, w.parallel.ep);
+}
+
+void check_dispatcher_sms_on_device(const ConfigNode& root, const MoeConfig& moe,
+                                    const topology::DeviceSpec& device) {
+  if (moe.dispatcher_sms <= 0 || device.sm_count <= 0 || moe.dispatcher_sms < device.sm_count) return;
+  ConfigNode node = root.child("moe");
+  std::string message =
+      fmt::format("the {} has {} SMs; the dispatch and combine kernels may hold 1..{} of them", device.name,
+                  device.sm_count, device.sm_count - 1);
+  if (node.has("dispatcher_sms")) node.fail("dispatcher_sms", message);
+  node.fail("dispatcher", fmt::format("flex: its default {} SMs (moe.dispatcher_sms) are too many: {}",
+                                      moe.dispatcher_sms, message));
 }
 
 }  // namespace podsim::workload

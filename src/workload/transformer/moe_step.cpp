@@ -24,6 +24,17 @@ double StepBuilder::host_stall(double host, double block_seconds, double dispatc
   return std::max(0.0, host - block_seconds - dispatch_seconds);
 }
 
+// DeepEP's and HybridEP's dispatch and combine are kernels that keep their SMs for as long as they move
+// tokens (moe_flex_dispatcher_num_sms; NCCL's, one per channel, likewise), so the GEMMs and attention the
+// schedule runs beside them have the other SMs: a compute-bound kernel runs sm / (sm - held) times longer.
+// Memory-bound kernels lose less (the HBM is not held); counting them the same makes this an upper bound of
+// the slowdown. Never less than the profile's slowdown for communication kernels in general.
+double StepBuilder::ep_overlap_slowdown() const {
+  int sm = topo_.device.sm_count, held = w_.moe.dispatcher_sms;
+  if (held <= 0 || sm <= held) return 0;
+  return std::max(topo_.device_profile.overlap_compute_slowdown, static_cast<double>(sm) / (sm - held));
+}
+
 long long StepBuilder::moe_layers_in_chunk(int stage, int chunk) const {
   if (!w_.moe.enabled()) return 0;
   // Megatron's interleaved assignment: chunk c of stage s holds layers from (c * pp + s) * L.
@@ -143,7 +154,8 @@ StepBuilder::ChunkWork StepBuilder::moe_chunk_work(int stage, int chunk, Pass pa
   }
   double shared = moe_layers * (forward ? moe_->shared_forward_seconds : moe_->shared_backward_seconds);
   if (ep >= 0 && w_.moe.overlap == MoeOverlap::dispatch && shared > 0) {
-    work.overlaps.push_back({shared, ep, Category::ep});
+    work.overlaps.push_back(
+        {.seconds = shared, .plan = ep, .category = Category::ep, .slowdown = ep_overlap_slowdown()});
     work.seconds -= shared;
   } else {
     work.ep_plan = ep;
@@ -179,7 +191,8 @@ std::string StepBuilder::moe_note() const {
   return fmt::format(
       "mixture of experts: {:.4g}B parameters, {:.4g}B active per token; {} of {} layers MoE, {} experts "
       "top-{}, ep {} x etp {} x expert data parallel {:.0f}; {} dispatcher, {:.3g} MB per rank per dispatch, "
-      "busiest expert {:.0f} tokens (imbalance {:.3g}, {}){}; expert gradients reduced over the expert data-"
+      "busiest expert {:.0f} tokens (imbalance {:.3g}, {}){}{}; expert gradients reduced over the expert "
+      "data-"
       "parallel group{}; not modelled: per-message costs beyond the fabric's step latency, the router's "
       "auxiliary loss",
       moe_total_params(w_) / 1e9, moe_active_params(w_) / 1e9, moe_layer_count(w_), w_.model.layers,
@@ -194,6 +207,12 @@ std::string StepBuilder::moe_note() const {
           ? "; combined 1F1B: each steady-state forward runs with the next backward, every all-to-all beside "
             "the other pass's compute (its host floor stays that of each pass alone; delay_wgrad_compute not "
             "modelled)"
+          : "",
+      w_.moe.overlap != MoeOverlap::none && ep_overlap_slowdown() > 0
+          ? fmt::format("; the compute beside them runs on {} of the {} SMs ({} held by the dispatcher's "
+                        "kernels, moe.dispatcher_sms: {:.2f}x longer while they run)",
+                        topo_.device.sm_count - w_.moe.dispatcher_sms, topo_.device.sm_count,
+                        w_.moe.dispatcher_sms, ep_overlap_slowdown())
           : "",
       w_.moe.host_forward_s + w_.moe.host_backward_s > 0
           ? fmt::format(

@@ -50,6 +50,7 @@ WorkloadConfig read_transformer_on(const ConfigNode& root, const std::string& fi
   resolve_attention(root.child("training"), w.training, topo.device, topo.device_profile.attention.available);
   resolve_fp8_layout(w.training, topo.device);
   resolve_attention_library(root.child("training"), w.training, topo.device_profile);
+  if (w.moe.enabled()) check_dispatcher_sms_on_device(root, w.moe, topo.device);
   warn_inconsistent_derived_keys(root.child("model"), w.model, std::cerr);
   w.kind = "transformer_lm";
   w.file = file;

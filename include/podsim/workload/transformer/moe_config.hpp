@@ -8,7 +8,10 @@
 
 namespace podsim {
 class ConfigNode;
+namespace topology {
+struct DeviceSpec;
 }
+}  // namespace podsim
 
 namespace podsim::workload {
 
@@ -70,6 +73,11 @@ struct MoeConfig {
   // run ahead of the CPU there: a block whose kernels and dispatch take less device time than this waits for
   // the host.
   double host_forward_s = 0, host_backward_s = 0;
+  // SMs the dispatch and combine kernels hold while they run (moe.dispatcher_sms; for the flex dispatcher
+  // Megatron-Core's moe_flex_dispatcher_num_sms, default 20 = DeepEP's; Megatron-Bridge's perf recipes give
+  // HybridEP 32). Compute the schedule runs beside them (moe.overlap) has the other SMs only. 0 (the NCCL
+  // dispatchers' default): the device profile's overlap_compute_slowdown, as for every NCCL collective.
+  int dispatcher_sms = 0;
   // EP ranks of one EP group that share a node (devices per node / etp, at most ep; 0 = unknown, taken
   // as the whole group): set by read_moe_section from the topology, used by the flex dispatcher.
   int ep_ranks_per_node = 0;
@@ -87,5 +95,8 @@ void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices, in
 // moe.overlap combined_1f1b's requirements on the parallel layout and training (Megatron-Core's checks):
 // InputError at moe.overlap. read_moe_section runs it; `podsim plan` runs it again per candidate.
 void validate_moe_overlap(const WorkloadConfig& w, const ConfigNode& root);
+// moe.dispatcher_sms must leave the device SMs to compute on: InputError at the key otherwise.
+void check_dispatcher_sms_on_device(const ConfigNode& root, const MoeConfig& moe,
+                                    const topology::DeviceSpec& device);
 
 }  // namespace podsim::workload

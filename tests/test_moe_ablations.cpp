@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "podsim/driver/nvidia_validation.hpp"
 #include "test_helpers.hpp"
@@ -18,6 +19,7 @@ using podsim::testing::source_path;
 
 struct Runs {
   std::map<std::string, double> predicted, published;
+  nlohmann::json json;  // what --json writes
 };
 
 const Runs& ablations() {
@@ -33,6 +35,7 @@ const Runs& ablations() {
       r.predicted[row.row.row_id] = row.predicted;
       r.published[row.row.row_id] = *row.row.published;
     }
+    r.json = nlohmann::json::parse(driver::nvidia_validation_json(v));
     return r;
   }();
   return runs;
@@ -48,6 +51,10 @@ TEST(MoeAblations, EveryRunIsExpressedWithItsOwnSetting) {
   // A4 adds HybridEP's 64-token combine chunks to A3, which podsim does not model.
   EXPECT_DOUBLE_EQ(r.predicted.at("A4"), r.predicted.at("A3"));
   EXPECT_NE(r.predicted.at("A1"), r.predicted.at("A2"));
+  // The output says what each run changed (--json; validation.csv likewise).
+  EXPECT_EQ(r.json["rows"][0]["row_id"], "A1");
+  EXPECT_EQ(r.json["rows"][0]["settings"], "moe.dispatcher=alltoall; moe.dispatcher_sms=auto");
+  EXPECT_TRUE(r.json["rows"][2]["settings"].is_null());  // A2: the recipe as it is
 }
 
 // Measured: HybridEP runs the job 1.67x as fast as the NCCL all-to-all dispatcher (A1 has no CUDA graphs and

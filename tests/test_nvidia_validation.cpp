@@ -296,6 +296,8 @@ TEST(NvidiaValidation, PredictsRowsAndWritesJsonThatParsesBack) {
   EXPECT_EQ(csv.text(0, "detail"), moe.detail);
   EXPECT_EQ(csv.text(0, "command"), "");
   EXPECT_EQ(csv.text(1, "command"), gpt.command);
+  EXPECT_EQ(csv.text(1, "settings"), "");  // a table without a settings column
+  EXPECT_TRUE(j["rows"][1]["settings"].is_null());
 }
 
 TEST(NvidiaValidation, RunInputErrorIsAnErrorRowAndFiltersSelectRows) {

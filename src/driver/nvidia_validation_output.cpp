@@ -20,6 +20,15 @@ nlohmann::ordered_json number_or_null(const std::optional<long long>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
+// The row's settings column as the table wrote its keys ("moe.dispatcher=alltoall; moe.overlap=..."); "" for
+// none.
+std::string settings_text(const NvidiaRow& row) {
+  std::string out;
+  for (const auto& s : row.settings)
+    out += (out.empty() ? "" : "; ") + (s.rfind("workload.", 0) == 0 ? s.substr(9) : s);
+  return out;
+}
+
 nlohmann::ordered_json row_json(const NvidiaRowResult& r) {
   using J = nlohmann::ordered_json;
   bool ok = r.status == "ok";
@@ -46,7 +55,8 @@ nlohmann::ordered_json row_json(const NvidiaRowResult& r) {
           {"vp", number_or_null(row.vp)},
           {"ep", number_or_null(row.ep)},
           {"ga", number_or_null(row.ga)},
-          {"dp", r.dp ? J(r.dp) : J(nullptr)}};
+          {"dp", r.dp ? J(r.dp) : J(nullptr)},
+          {"settings", row.settings.empty() ? J(nullptr) : J(settings_text(row))}};
 }
 
 // validate.html: every row, predicted tokens/s per GPU against the published number.
@@ -56,8 +66,9 @@ report::ValidationReport html_report(const NvidiaValidation& v) {
                                "tokens/s per GPU",
                                {}};
   for (const auto& r : v.rows)
-    out.rows.push_back({fmt::format("row {}: {} on {} ({} GPUs, {})", r.row.row_id, r.row.model, r.row.system,
-                                    cell(r.row.num_gpus), r.row.precision),
+    out.rows.push_back({fmt::format("row {}: {} on {} ({} GPUs, {}){}", r.row.row_id, r.row.model,
+                                    r.row.system, cell(r.row.num_gpus), r.row.precision,
+                                    r.row.settings.empty() ? "" : ", " + settings_text(r.row)),
                         r.row.published.value_or(0), r.predicted, r.error_percent, r.status, r.detail});
   return out;
 }
@@ -86,6 +97,7 @@ void write_nvidia_validation_csv(const std::string& dir, const NvidiaValidation&
          {"ep", cell(row.ep)},
          {"ga", cell(row.ga)},
          {"dp", r.dp ? std::to_string(r.dp) : ""},
+         {"settings", settings_text(row)},
          {"published_tokens_per_sec_per_gpu", row.published ? fmt::format("{}", *row.published) : ""},
          {"predicted_tokens_per_sec_per_gpu", ok ? fmt::format("{:.1f}", r.predicted) : ""},
          {"error_percent", ok ? fmt::format("{:.2f}", r.error_percent) : ""},

@@ -21,7 +21,7 @@ void print_header(const CsvTable& table, const driver::PresetMapping& mapping) {
   fmt::print("# {} (presets: {})\n", table.file, mapping.file);
   for (const auto& c : table.comments)  // the provenance lines: where the numbers were published
     if (c.find("(A)") != std::string::npos || c.find("(B)") != std::string::npos ||
-        c.find("(C)") != std::string::npos)
+        c.find("(C)") != std::string::npos || c.find("Source:") != std::string::npos)
       fmt::print("#{}\n", c);
   fmt::print("{:>6} {:<9} {:<16} {:>5} {:<9} {:>2} {:>2} {:>2} {:>2} {:>4} {:>5} {:>9} {:>9} {:>8}  {}\n",
              "row", "system", "model", "GPUs", "precision", "tp", "pp", "cp", "vp", "dp", "fsdp", "published",
@@ -36,6 +36,7 @@ void print_row(const driver::NvidiaRowResult& r) {
   std::string error = ok ? fmt::format("{:+.1f}%", r.error_percent) : "-";
   std::string status = ok ? "ok" : r.status + ": " + r.detail;
   if (auto nl = status.find('\n'); nl != std::string::npos) status = status.substr(0, nl);  // one line each
+  if (!row.settings.empty()) status += "  [" + driver::settings_text(row) + "]";  // what an ablation changed
   fmt::print("{:>6} {:<9} {:<16} {:>5} {:<9} {:>2} {:>2} {:>2} {:>2} {:>4} {:>5} {:>9} {:>9} {:>8}  {}\n",
              row.row_id, row.system, row.model, cell(row.num_gpus), row.precision, cell(row.tp), cell(row.pp),
              cell(row.cp), cell(row.vp), r.dp ? std::to_string(r.dp) : "-", cell(row.fsdp), published,

@@ -123,6 +123,13 @@ NvidiaRow read_nvidia_row(const CsvTable& table, size_t i) {
   return r;
 }
 
+std::string settings_text(const NvidiaRow& row) {
+  std::string out;
+  for (const auto& s : row.settings)
+    out += (out.empty() ? "" : "; ") + (s.rfind("workload.", 0) == 0 ? s.substr(9) : s);
+  return out;
+}
+
 std::string podsim_precision(const std::string& table_precision) {
   static const std::map<std::string, std::string> names = {
       {"BF16", "bf16"},   {"FP8", "fp8"},      {"FP8-CS", "fp8"}, {"FP8-BLOCK", "fp8_block"},

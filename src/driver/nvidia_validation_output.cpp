@@ -20,15 +20,6 @@ nlohmann::ordered_json number_or_null(const std::optional<long long>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
-// The row's settings column as the table wrote its keys ("moe.dispatcher=alltoall; moe.overlap=..."); "" for
-// none.
-std::string settings_text(const NvidiaRow& row) {
-  std::string out;
-  for (const auto& s : row.settings)
-    out += (out.empty() ? "" : "; ") + (s.rfind("workload.", 0) == 0 ? s.substr(9) : s);
-  return out;
-}
-
 nlohmann::ordered_json row_json(const NvidiaRowResult& r) {
   using J = nlohmann::ordered_json;
   bool ok = r.status == "ok";

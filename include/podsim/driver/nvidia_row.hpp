@@ -31,6 +31,10 @@ struct NvidiaRow {
 // for a settings entry that is not key=value of a key a recipe may set.
 NvidiaRow read_nvidia_row(const CsvTable& table, size_t i);
 
+// The row's settings as the table writes them ("moe.dispatcher=alltoall; moe.overlap=combined_1f1b"); "" for
+// none.
+std::string settings_text(const NvidiaRow& row);
+
 // podsim's training.precision for the table's precision name; empty when it has none.
 std::string podsim_precision(const std::string& table_precision);
 

@@ -143,6 +143,40 @@ TEST(Userbuffers, BackwardGathersTheSavedInputsAndEachMethodExposesItsShare) {
   EXPECT_DOUBLE_EQ(c.backward.tp[0].window_share, 1);
 }
 
+// Without userbuffers Transformer Engine still overlaps part of sequence parallelism's backward: it
+// re-gathers the QKV and fc1 inputs beside their dgrad GEMMs and reduce-scatters their dgrads beside their
+// wgrad GEMMs (asynchronous NCCL calls); proj's and fc2's output gradients are gathered before their GEMMs.
+TEST(Userbuffers, WithoutThemTheBackwardStillGathersAndScattersBesideTheGemms) {
+  auto cm = compute_model(h100());
+  LayerCosts c = layer_costs(config({{"parallel.tp_overlap", "false"}}), 1, cm);
+  ASSERT_EQ(c.forward.tp.size(), 4u);
+  for (const auto& t : c.forward.tp) EXPECT_FALSE(t.async);  // the forward's block
+  ASSERT_EQ(c.backward.tp.size(), 6u);
+  int gathers = 0, beside = 0, mlp = 0;
+  for (const auto& t : c.backward.tp) {
+    gathers += t.kind == network::CollectiveKind::all_gather;
+    mlp += t.mlp;
+    if (!t.async) {
+      EXPECT_EQ(t.kind, network::CollectiveKind::all_gather);  // an output gradient
+      continue;
+    }
+    ++beside;
+    EXPECT_GT(t.overlap_seconds, 0);
+    EXPECT_DOUBLE_EQ(t.exposed_share, 0);
+    EXPECT_DOUBLE_EQ(t.window_share, 1);
+    EXPECT_FALSE(t.sm_costed);  // NCCL's kernels slow the GEMM by the profile's overlap_compute_slowdown
+  }
+  EXPECT_EQ(gathers, 4);
+  EXPECT_EQ(beside, 4);
+  EXPECT_EQ(mlp, 3);
+  auto topo = h100();
+  auto model = load_workload_model(podsim::testing::source_path(kWorkload),
+                                   small({{"parallel.tp_overlap", "false"}}), topo);
+  auto r = driver::simulate(topo, *model);
+  EXPECT_LT(r.mfu(), 1);
+  for (const auto& st : r.stages) EXPECT_NEAR(st.total(), r.step_time(), 1e-9 * r.step_time());
+}
+
 TEST(Userbuffers, SimulatesPhysicallyAndOnlyWhereTheDeviceHasUserbuffers) {
   auto topo = h100();
   auto model = load_workload_model(podsim::testing::source_path(kWorkload), small(), topo);

@@ -125,7 +125,8 @@ double Estimator::cp_step_seconds(const WorkloadConfig& w, double bytes) {
 }
 
 // Serial tensor-parallel time of a pass: with the userbuffers overlap (in effect: estimate() turns it off
-// where the device has none) the exposed share of an overlappable collective (split_tp_overlap). A MoE
+// where the device has none) the exposed share of an overlappable collective (split_tp_overlap), and
+// nothing of the ones Transformer Engine runs asynchronously beside a GEMM without userbuffers. A MoE
 // layer's pass holds the attention half's (and the shared experts') TP-group collectives; its expert-TP
 // ones travel with the dispatch (ep_seconds).
 double Estimator::serial_tp(const WorkloadConfig& w, const PassCost& pass) {
@@ -133,7 +134,8 @@ double Estimator::serial_tp(const WorkloadConfig& w, const PassCost& pass) {
   if (w.parallel.tp == 1) return t;
   for (const auto& c : pass.tp) {
     double share = c.exposed_share >= 0 ? c.exposed_share : 1.0 / w.parallel.tp;
-    double bytes = w.parallel.tp_overlap && c.overlap_seconds > 0 ? c.bytes * share : c.bytes;
+    bool overlapped = (w.parallel.tp_overlap || c.async) && c.overlap_seconds > 0;
+    double bytes = overlapped ? c.bytes * share : c.bytes;
     if (bytes > 0) t += tp_seconds(w, static_cast<int>(c.kind), bytes);
   }
   return t;

@@ -116,7 +116,12 @@ struct Walker {
     }
     // The builder's limit on graph size (megatron_builder.cpp), checked before the graph is built.
     double passes = 2 + (w.training.recompute == workload::Recompute::full ? 1 : 0);
-    double overlaps = (w.parallel.tp_overlap ? 4 * passes : 0) + (w.parallel.cp > 1 ? 3 : 0);
+    // Userbuffers overlap 4 collectives per pass; without them sequence parallelism's backward runs 4
+    // beside its GEMMs (layer_ops.cpp).
+    double tp_overlaps = w.parallel.tp_overlap                               ? 4 * passes
+                         : w.parallel.sequence_parallel && w.parallel.tp > 1 ? 4
+                                                                             : 0;
+    double overlaps = tp_overlaps + (w.parallel.cp > 1 ? 3 : 0);
     double m = static_cast<double>(w.training.global_batch) / w.parallel.dp / w.training.micro_batch;
     if ((6.0 + 3 * overlaps) * w.parallel.pp * m * w.parallel.virtual_stages > 5e6) {
       skipped["too many tasks to simulate (> 5e6)"]++;

@@ -103,6 +103,33 @@ void ub_backward_collectives(PassCost& p, const Userbuffers& ub, double gathered
   p.tp.push_back(ub_collective(ag, gathered, s.fc2_dgrad, ub, G::fc2_dgrad, true));
 }
 
+// Sequence parallelism's backward as Transformer Engine runs it without userbuffers (module/linear.py,
+// module/layernorm_linear.py): a row-parallel linear (proj, fc2) gathers its output gradient before its
+// GEMMs; a column-parallel one (QKV, fc1) re-gathers its saved input shard asynchronously while its dgrad
+// GEMM runs, then reduce-scatters that dgrad asynchronously while its wgrad GEMM runs. Four all-gathers
+// and two reduce-scatters, of which two all-gathers block.
+void sp_backward_collectives(PassCost& p, double gathered, double scattered, const LinearSeconds& s,
+                             bool mla) {
+  const auto ag = CollectiveKind::all_gather, rs = CollectiveKind::reduce_scatter;
+  auto beside = [](CollectiveKind kind, double bytes, double gemm, bool mlp) {
+    return TpCollective{.kind = kind,
+                        .bytes = bytes,
+                        .overlap_seconds = gemm,
+                        .exposed_share = 0,
+                        .window_share = 1,
+                        .mlp = mlp,
+                        .async = true};
+  };
+  if (!mla) {  // MLA's input collectives are its own (mla_input_collectives)
+    p.tp.push_back(beside(ag, gathered, s.qkv_dgrad, false));
+    p.tp.push_back(beside(rs, scattered, s.qkv_wgrad, false));
+  }
+  p.tp.push_back({.kind = ag, .bytes = gathered});  // proj's output gradient
+  p.tp.push_back(beside(ag, gathered, s.fc1_dgrad, true));
+  p.tp.push_back(beside(rs, scattered, s.fc1_wgrad, true));
+  p.tp.push_back({.kind = ag, .bytes = gathered, .mlp = true});  // fc2's output gradient
+}
+
 void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x, const LinearSeconds& linear,
                     bool backward) {
   if (w.parallel.tp == 1) return;
@@ -123,6 +150,8 @@ void tp_collectives(PassCost& p, const WorkloadConfig& w, const Shapes& x, const
     if (!mla) p.tp.push_back(ub_collective(rs, bytes, linear.proj, ub, UbGemm::proj_fprop, false));
     p.tp.push_back(ub_collective(ag, gathered, linear.fc1, ub, UbGemm::fc1_fprop, true));
     p.tp.push_back(ub_collective(rs, bytes, linear.fc2, ub, UbGemm::fc2_fprop, true));
+  } else if (w.parallel.sequence_parallel && backward) {
+    sp_backward_collectives(p, gathered, bytes, linear, mla);
   } else if (w.parallel.sequence_parallel) {
     if (!mla) p.tp.push_back({ag, gathered, linear.qkv});
     p.tp.push_back({rs, bytes, linear.proj});

@@ -121,7 +121,10 @@ StepPlan StepBuilder::build() {
     compute_stream_.push_back(g_.add_stream(fmt::format("stage {} compute", s), s, rep));
     dp_stream_.push_back(g_.add_stream(fmt::format("stage {} data-parallel", s), s, rep, false));
     gather_stream_.push_back(g_.add_stream(fmt::format("stage {} parameter gather", s), s, rep, false));
-    if (tp_overlap_ || (layout_.cp > 1 && w_.parallel.cp_algorithm == CpAlgorithm::ring) ||
+    // Userbuffers, or without them sequence parallelism's asynchronous backward collectives (layer_ops.cpp);
+    // ring attention; MoE all-to-alls beside compute.
+    if (tp_overlap_ || (w_.parallel.sequence_parallel && layout_.tp > 1) ||
+        (layout_.cp > 1 && w_.parallel.cp_algorithm == CpAlgorithm::ring) ||
         (moe_ && w_.moe.overlap != MoeOverlap::none))
       overlap_stream_.push_back(g_.add_stream(fmt::format("stage {} overlapped comm", s), s, rep, false));
   }
@@ -285,10 +288,12 @@ std::vector<std::string> StepBuilder::notes() const {
     n.push_back(
         "pipeline: overlap_p2p_comm needs virtual stages (Megatron-Core runs it with the interleaved "
         "schedule only): ignored, each transfer holds both stages until it is done");
-  if (w_.parallel.sequence_parallel)
+  if (w_.parallel.sequence_parallel && layout_.tp > 1 && !tp_overlap_)
     n.push_back(
-        "sequence parallelism: backward all-gathers that Megatron overlaps with weight-gradient GEMMs are "
-        "not modelled");
+        "sequence parallelism without userbuffers: in the backward, the QKV and fc1 inputs are re-gathered "
+        "beside their dgrad GEMMs and their dgrads reduce-scattered beside their wgrad GEMMs (Transformer "
+        "Engine's asynchronous NCCL calls); the proj and fc2 output gradients are gathered before their "
+        "GEMMs");
   double slowdown = topo_.device_profile.overlap_compute_slowdown;
   n.push_back(
       slowdown > 1

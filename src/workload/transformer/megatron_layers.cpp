@@ -33,7 +33,7 @@ int StepBuilder::tp_plan(int stage, const std::vector<TpCollective>& per_layer, 
 void StepBuilder::split_tp_overlap(int stage, const PassCost& pass, double layers,
                                    std::vector<TpCollective>& serial, ChunkWork& work) {
   for (const auto& c : pass.tp) {
-    if (!tp_overlap_ || c.overlap_seconds <= 0) {
+    if ((!tp_overlap_ && !c.async) || c.overlap_seconds <= 0) {
       serial.push_back(c);
       continue;
     }

@@ -34,6 +34,9 @@ struct TpCollective {
   // no further overlap_compute_slowdown.
   bool sm_costed = false;
   bool mlp = false;  // belongs to the MLP (fc1 / fc2), not to the attention half
+  // Launched asynchronously beside the GEMM of overlap_seconds by Transformer Engine without userbuffers
+  // (an NCCL collective on its own stream): overlapped whatever parallel.tp_overlap says.
+  bool async = false;
 };
 
 struct PassCost {

@@ -28,6 +28,8 @@ struct Options {
   std::string precision = "bf16";
   std::string cross_entropy;  // "" = key absent
   int etp = 1;
+  int tp = 1;      // > 1: with sequence parallelism, dp 4 / tp
+  int shared = 0;  // shared experts of ffn 1024
 };
 
 std::string text(const Options& o) {
@@ -36,8 +38,10 @@ std::string text(const Options& o) {
       "  seq_len: 2048\n  vocab: 32000\n  mlp: swiglu\n  norm: rmsnorm\n  position_embedding: rope\n"
       "  tied_embeddings: false\n  linear_bias: false\n";
   if (o.moe) t += "moe:\n  experts: 16\n  top_k: 2\n  ffn_hidden: 2048\n";
-  t += fmt::format("parallel:\n  tp: 1\n  pp: 1\n  dp: 4\n  ep: {}\n  etp: {}\n", o.moe ? 4 / o.etp : 1,
-                   o.moe ? o.etp : 1);
+  if (o.moe && o.shared) t += fmt::format("  shared_experts: {}\n  shared_ffn_hidden: 1024\n", o.shared);
+  t += fmt::format("parallel:\n  tp: {}\n  pp: 1\n  dp: {}\n  ep: {}\n  etp: {}\n", o.tp, 4 / o.tp,
+                   o.moe ? 4 / o.etp : 1, o.moe ? o.etp : 1);
+  if (o.tp > 1) t += "  sequence_parallel: true\n";
   t += fmt::format("training:\n  global_batch: 64\n  attention: flash\n  precision: {}\n  recompute: {}\n",
                    o.precision, o.recompute);
   if (!o.modules.empty()) t += "  recompute_modules: " + o.modules + "\n";
@@ -128,6 +132,32 @@ TEST(MoeRecompute, LayernormFreesThePreMlpNormOutput) {
   // Without selective recomputation nothing is freed (recompute: none ignores the list's modules).
   EXPECT_DOUBLE_EQ(moe_activation_delta(both, 1, Recompute::none),
                    moe_activation_delta(with("[core_attn]"), 1, Recompute::none));
+}
+
+// A MoE layer with shared experts keeps the dense MLP's TP collectives (the shared experts' all-gather and
+// reduce-scatter); they hide behind the shared experts' GEMMs, 1024 of the dense 4096 columns here, not
+// behind the dense MLP's.
+TEST(MoeRecompute, SharedExpertCollectivesHideBehindTheSharedExpertGemms) {
+  auto cm = h100();
+  Options o;
+  o.recompute = "none";
+  o.tp = 2;
+  o.shared = 1;
+  WorkloadConfig w = read(o);
+  LayerCosts dense = layer_costs(w, 1, cm);
+  MoeLayerCosts moe = moe_layer_costs(w, 1, cm, dense);
+  int compared = 0;
+  for (auto [d, m] :
+       {std::pair{&dense.forward, &moe.layer.forward}, std::pair{&dense.backward, &moe.layer.backward}}) {
+    std::vector<double> want, got;
+    for (const auto& c : d->tp)
+      if (c.mlp) want.push_back(c.overlap_seconds * 1024 / 4096);
+    for (const auto& c : m->tp)
+      if (c.mlp) got.push_back(c.overlap_seconds);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i, ++compared) EXPECT_NEAR(got[i], want[i], 1e-15);
+  }
+  EXPECT_GT(compared, 0);
 }
 
 TEST(MoeRecompute, RecomputePassGainsTheActivationAndNormKernels) {

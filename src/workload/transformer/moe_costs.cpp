@@ -185,6 +185,12 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
     bwd.add(memory_cost(cm, "MoE shared expert activation backward", (swiglu ? 5 : 3) * tokens * f * d.eb));
     linear_backward(bwd, cmb, "MoE shared expert fc1 dgrad", "MoE shared expert fc1 wgrad", tokens, fc1, d.h);
     c.shared_backward_seconds = bwd.seconds - before;
+    // The kept MLP collectives hide behind the shared experts' GEMMs, not the dense MLP's they were costed
+    // with: same tokens and hidden, so the GEMM time scales with the width.
+    double width = static_cast<double>(w.moe.shared_experts * w.moe.shared_ffn_hidden) / w.model.ffn_hidden;
+    for (PassCost* p : {&fwd, &bwd})
+      for (auto& col : p->tp)
+        if (col.mlp) col.overlap_seconds *= width;
   }
   if (accumulate > 0) {
     double mlp = mlp_params(w.model, static_cast<double>(w.model.ffn_hidden));

@@ -82,6 +82,12 @@ TEST(TextInput, NumberedLinesDropLineEnds) {
   EXPECT_TRUE(podsim::numbered_lines("").empty());
 }
 
+TEST(TextInput, TrimmedDropsOuterSpacesAndTabsOnly) {
+  EXPECT_EQ(podsim::trimmed(" \tmoe.overlap = none\t "), "moe.overlap = none");
+  EXPECT_EQ(podsim::trimmed(" \t "), "");
+  EXPECT_EQ(podsim::trimmed("x\n"), "x\n");  // line ends are the line reader's business
+}
+
 TEST(TextInput, ParseFiniteNumberNeedsTheWholeText) {
   EXPECT_EQ(podsim::parse_finite_number("2.5e3"), 2500.0);
   EXPECT_EQ(podsim::parse_finite_number("-1"), -1.0);

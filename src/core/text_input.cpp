@@ -93,6 +93,11 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+std::string trimmed(std::string_view text) {
+  size_t begin = text.find_first_not_of(" \t"), end = text.find_last_not_of(" \t");
+  return begin == std::string_view::npos ? std::string() : std::string(text.substr(begin, end - begin + 1));
+}
+
 std::optional<double> parse_finite_number(const std::string& text) {
   size_t pos = 0;
   double v = 0;

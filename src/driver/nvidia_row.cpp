@@ -6,6 +6,7 @@
 #include <map>
 
 #include "podsim/core/error.hpp"
+#include "podsim/core/text_input.hpp"
 
 namespace podsim::driver {
 namespace {
@@ -61,12 +62,7 @@ std::string inexpressible(const NvidiaRow& row, const PresetMapping& mapping) {
   return "";
 }
 
-std::string trimmed(const std::string& text) {
-  size_t begin = text.find_first_not_of(" \t"), end = text.find_last_not_of(" \t");
-  return begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
-}
-
-// "moe.dispatcher=alltoall; moe.overlap=combined_1f1b" -> {"workload.moe.dispatcher=alltoall", ...}.
+// "moe.dispatcher=alltoall; moe.overlap=combined_1f1b" -> {"moe.dispatcher=alltoall", ...}.
 std::vector<std::string> settings_cell(const CsvTable& table, size_t i) {
   std::vector<std::string> out;
   if (!table.has_column("settings") || unstated(table.text(i, "settings"))) return out;
@@ -88,7 +84,7 @@ std::vector<std::string> settings_cell(const CsvTable& table, size_t i) {
     std::string key = trimmed(item.substr(0, eq));
     if (std::string why = settable_key_problem(key); !why.empty())
       throw fail(item, "is not allowed: a row " + why);
-    out.push_back(fmt::format("workload.{}={}", key, trimmed(item.substr(eq + 1))));
+    out.push_back(key + "=" + trimmed(item.substr(eq + 1)));
   }
   return out;
 }
@@ -125,8 +121,7 @@ NvidiaRow read_nvidia_row(const CsvTable& table, size_t i) {
 
 std::string settings_text(const NvidiaRow& row) {
   std::string out;
-  for (const auto& s : row.settings)
-    out += (out.empty() ? "" : "; ") + (s.rfind("workload.", 0) == 0 ? s.substr(9) : s);
+  for (const auto& s : row.settings) out += (out.empty() ? "" : "; ") + s;
   return out;
 }
 
@@ -163,7 +158,7 @@ RowPlan plan_nvidia_row(const NvidiaRow& row, const PresetMapping& mapping, int 
     for (const auto& older : mapping.systems.at(row.system).before_release)
       if (release < older.parts) s.insert(s.end(), older.sets.begin(), older.sets.end());
   }
-  s.insert(s.end(), row.settings.begin(), row.settings.end());
+  for (const auto& setting : row.settings) s.push_back("workload." + setting);
   // Exactly num_gpus devices: whole nodes of the preset, and dp chosen so tp*pp*cp*dp = num_gpus.
   s.push_back(fmt::format("topology.nodes={}", (*row.num_gpus + devices_per_node - 1) / devices_per_node));
   s.push_back(fmt::format("workload.model.seq_len={}", *row.seq_len));

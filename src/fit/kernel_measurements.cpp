@@ -8,6 +8,7 @@
 
 #include "podsim/core/csv_table.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/core/text_input.hpp"
 
 namespace podsim::calibration {
 namespace {
@@ -44,12 +45,8 @@ MeasurementHeader header_of(const CsvTable& t) {
   for (const auto& c : t.comments) {
     auto colon = c.find(':');
     if (colon == std::string::npos) continue;
-    auto trim = [](std::string s) {
-      size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
-      return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-    };
-    std::string key = trim(c.substr(0, colon));
-    if (!key.empty() && key.find(' ') == std::string::npos) h.fields[key] = trim(c.substr(colon + 1));
+    std::string key = trimmed(c.substr(0, colon));
+    if (!key.empty() && key.find(' ') == std::string::npos) h.fields[key] = trimmed(c.substr(colon + 1));
   }
   return h;
 }

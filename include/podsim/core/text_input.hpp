@@ -31,6 +31,9 @@ std::optional<size_t> invalid_utf8_at(std::string_view text);
 // \xNN: for naming a path or value in an error message whatever bytes it holds.
 std::string printable(std::string_view text);
 
+// `text` without the spaces and tabs it begins or ends with.
+std::string trimmed(std::string_view text);
+
 // `text` as a number when all of it is one and it is finite; nothing otherwise ("12abc", "", "inf").
 std::optional<double> parse_finite_number(const std::string& text);
 

@@ -22,8 +22,8 @@ struct NvidiaRow {
   std::optional<long long> ga;      // gradient-accumulation steps where the table has them: a cross-check
   std::optional<double> published;  // tokens/s per GPU
   // The optional settings column: what the published run changed from its recipe, as workload keys
-  // ("moe.dispatcher=alltoall; moe.overlap=combined_1f1b"), for tables of ablations; applied after the
-  // recipe's settings, as "workload.moe.dispatcher=alltoall".
+  // ("moe.dispatcher=alltoall" per entry of "moe.dispatcher=alltoall; moe.overlap=combined_1f1b"), for
+  // tables of ablations; plan_nvidia_row applies them after the recipe's settings.
   std::vector<std::string> settings;
 };
 

@@ -121,9 +121,9 @@ StepPlan StepBuilder::build() {
     compute_stream_.push_back(g_.add_stream(fmt::format("stage {} compute", s), s, rep));
     dp_stream_.push_back(g_.add_stream(fmt::format("stage {} data-parallel", s), s, rep, false));
     gather_stream_.push_back(g_.add_stream(fmt::format("stage {} parameter gather", s), s, rep, false));
-    // Userbuffers, or without them sequence parallelism's asynchronous backward collectives (layer_ops.cpp);
-    // ring attention; MoE all-to-alls beside compute.
-    if (tp_overlap_ || (w_.parallel.sequence_parallel && layout_.tp > 1) ||
+    // Sequence parallelism's overlapped TP collectives (userbuffers, or without them the asynchronous
+    // backward ones, layer_ops.cpp); ring attention; MoE all-to-alls beside compute.
+    if ((w_.parallel.sequence_parallel && layout_.tp > 1) ||
         (layout_.cp > 1 && w_.parallel.cp_algorithm == CpAlgorithm::ring) ||
         (moe_ && w_.moe.overlap != MoeOverlap::none))
       overlap_stream_.push_back(g_.add_stream(fmt::format("stage {} overlapped comm", s), s, rep, false));

@@ -192,8 +192,7 @@ std::string StepBuilder::moe_note() const {
       "mixture of experts: {:.4g}B parameters, {:.4g}B active per token; {} of {} layers MoE, {} experts "
       "top-{}, ep {} x etp {} x expert data parallel {:.0f}; {} dispatcher, {:.3g} MB per rank per dispatch, "
       "busiest expert {:.0f} tokens (imbalance {:.3g}, {}){}{}; expert gradients reduced over the expert "
-      "data-"
-      "parallel group{}; not modelled: per-message costs beyond the fabric's step latency, the router's "
+      "data-parallel group{}; not modelled: per-message costs beyond the fabric's step latency, the router's "
       "auxiliary loss",
       moe_total_params(w_) / 1e9, moe_active_params(w_) / 1e9, moe_layer_count(w_), w_.model.layers,
       w_.moe.experts, w_.moe.top_k, p.ep, p.etp, expert_data_parallel(p),

@@ -78,6 +78,8 @@ TEST(HfConfig, ModelCardsGiveThePresetsModels) {
     EXPECT_EQ(got.moe.top_k, want.moe.top_k) << c.json;
     EXPECT_EQ(got.moe.first_dense_layers, want.moe.first_dense_layers) << c.json;
     EXPECT_EQ(got.moe.router, want.moe.router) << c.json;
+    EXPECT_EQ(got.moe.router_groups, want.moe.router_groups) << c.json;  // DeepSeek-V3: n_group 8
+    EXPECT_EQ(got.moe.router_group_topk, want.moe.router_group_topk) << c.json;
     EXPECT_DOUBLE_EQ(moe_total_params(got), moe_total_params(want)) << c.json;
     EXPECT_DOUBLE_EQ(moe_active_params(got), moe_active_params(want)) << c.json;
     // The training sequence is not max_position_embeddings: it stays the base workload's, with a note.

@@ -104,11 +104,12 @@ TEST(MegatronArgs, ParallelLayoutAndVirtualStages) {
   auto moe = driver::parse_megatron_args(
       "--num-experts 64 --moe-ffn-hidden-size 1408 --moe-layer-freq '([0]*1+[1]*27)' "
       "--moe-router-score-function sigmoid --moe-token-dispatcher-type alltoall --expert-model-parallel-size "
-      "8",
+      "8 --moe-router-num-groups 8 --moe-router-group-topk 4",
       "cmd");
   for (const char* s :
        {"workload.moe.experts=64", "workload.moe.top_k=2", "workload.moe.ffn_hidden=1408",
-        "workload.moe.first_dense_layers=1", "workload.moe.router=sigmoid", "workload.parallel.ep=8"})
+        "workload.moe.first_dense_layers=1", "workload.moe.router=sigmoid", "workload.parallel.ep=8",
+        "workload.moe.router_groups=8", "workload.moe.router_group_topk=4"})
     EXPECT_TRUE(has_set(moe, s)) << s << "\n" << joined(moe.sets);
   auto blocking = driver::parse_megatron_args(
       "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 "

@@ -176,6 +176,11 @@ double FabricProfile::efficiency(const std::string& link_class) const {
   return it == link_efficiency.end() ? 1.0 : it->second;
 }
 
+double FabricProfile::dispatch_efficiency(const std::string& link_class) const {
+  auto it = expert_dispatch_efficiency.find(link_class);
+  return it == expert_dispatch_efficiency.end() ? efficiency(link_class) : it->second;
+}
+
 double FabricProfile::step(const std::string& link_class) const {
   auto it = step_latency.find(link_class);
   return it == step_latency.end() ? 0.0 : it->second;
@@ -271,6 +276,11 @@ FabricProfile load_fabric_profile(const std::string& path) {
   p.provenance = read_provenance(root);
   if (root.has("collectives")) p.measured = read_measured_collectives(root);
   if (root.has("protocols")) p.protocols = read_protocols(root);
+  if (root.has("expert_dispatch")) {
+    ConfigNode dispatch = root.child("expert_dispatch");
+    for (const auto& key : dispatch.keys())
+      p.expert_dispatch_efficiency[key] = dispatch.fraction_or(key, 1.0);
+  }
   root.reject_unknown_keys();
   return p;
 }

@@ -215,6 +215,11 @@ class HfReader {
       set("moe.shared_experts", 1);  // Qwen2-MoE: one shared expert of that width
       set("moe.shared_ffn_hidden", *shared_ffn);
     }
+    auto groups = integer("n_group", 0), chosen = integer("topk_group", 0);  // group-limited routing
+    if (groups && *groups > 1) {
+      set("moe.router_groups", *groups);
+      if (chosen && *chosen > 0) set("moe.router_group_topk", *chosen);
+    }
     if (auto k = integer("first_k_dense_replace", 0); k && *k > 0) set("moe.first_dense_layers", *k);
     if (auto f = integer("moe_layer_freq"); f && *f > 1) set("moe.layer_freq", *f);
     if (auto s = text("scoring_func")) {

@@ -32,7 +32,7 @@ const std::set<std::string>& quiet_fields() {
       "n_ctx",
       // router losses and routing details: training signal, not the shape or cost of the step
       "router_aux_loss_coef", "output_router_logits", "router_jitter_noise", "norm_topk_prob", "topk_method",
-      "n_group", "topk_group", "routed_scaling_factor", "aux_loss_alpha", "seq_aux", "ep_size",
+      "routed_scaling_factor", "aux_loss_alpha", "seq_aux", "ep_size",
       // GPT-2's inference and summary settings
       "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_type",
       "summary_use_proj", "summary_activation", "summary_proj_to_labels", "summary_first_dropout",

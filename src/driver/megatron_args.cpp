@@ -206,6 +206,8 @@ void MegatronMapper::moe() {
   }
   if (has("moe-router-score-function"))
     set("moe.router", choice("moe-router-score-function", {{"softmax", "softmax"}, {"sigmoid", "sigmoid"}}));
+  set_int("moe-router-num-groups", "moe.router_groups");  // group-limited routing (DeepSeek-V3: 8 / 4)
+  set_int("moe-router-group-topk", "moe.router_group_topk");
   if (has("moe-token-dispatcher-type")) {
     std::string d = choice("moe-token-dispatcher-type",
                            {{"alltoall", "alltoall"}, {"allgather", "allgather"}, {"flex", "flex"}});

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "podsim/network/collective.hpp"
+#include "podsim/network/expert_dispatch.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/parallel_layout.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
@@ -148,7 +149,7 @@ double Estimator::serial_tp(const WorkloadConfig& w, const PassCost& pass) {
 double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic& t) {
   const auto& p = w.parallel;
   using network::CollectiveKind;
-  bool a2a = w.moe.dispatcher != workload::MoeDispatcher::allgather;  // flex: an all-to-all too
+  bool a2a = w.moe.dispatcher != workload::MoeDispatcher::allgather;
   std::vector<int> ep_group, etp_group;
   for (int e = 0; e < p.ep; ++e) ep_group.push_back(e * p.etp);
   for (int r = 0; r < p.etp; ++r) etp_group.push_back(r);
@@ -157,10 +158,17 @@ double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic
     if (g.size() > 1 && bytes > 0)
       steps.push_back(network::plan_collective(topo_, network::make_collective(kind, g, bytes)));
   };
-  add(ep_group, a2a ? CollectiveKind::all_to_all : CollectiveKind::all_gather, t.dispatch_bytes);
+  bool flex = w.moe.dispatcher == workload::MoeDispatcher::flex;
+  auto dispatch = [&](CollectiveKind kind) {
+    if (!flex) return add(ep_group, kind, t.dispatch_bytes);
+    if (ep_group.size() < 2) return;
+    network::HierarchicalDispatch d{ep_group, t.flex_to_each_remote_peer, t.flex_to_each_local_peer};
+    steps.push_back({network::plan_hierarchical_dispatch(topo_, d).phase});
+  };
+  dispatch(a2a ? CollectiveKind::all_to_all : CollectiveKind::all_gather);
   add(etp_group, CollectiveKind::all_gather, t.etp_bytes);
   add(etp_group, CollectiveKind::reduce_scatter, t.etp_bytes);
-  add(ep_group, a2a ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter, t.dispatch_bytes);
+  dispatch(a2a ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter);
   if (steps.empty()) return 0;
   return network::idle_plan_time(topo_, {network::serial_merge(steps)});
 }

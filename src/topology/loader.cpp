@@ -130,13 +130,17 @@ void apply_fabric_profile(Topology& topo, const ConfigNode& root, const std::str
   std::string path = read_profile_file(root, "fabric_profile", "fabric calibration profile", base_dir);
   topo.fabric_profile = calibration::load_fabric_profile(path);
   topo.fabric_profile_path = path;
-  for (const auto& [cls, _] : topo.fabric_profile.link_efficiency) {
-    try {
-      parse_link_class(cls);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(fmt::format("{}: link_efficiency: {}", path, e.what()));
+  auto check_classes = [&](const std::map<std::string, double>& by_class, const char* section) {
+    for (const auto& [cls, _] : by_class) {
+      try {
+        parse_link_class(cls);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(fmt::format("{}: {}: {}", path, section, e.what()));
+      }
     }
-  }
+  };
+  check_classes(topo.fabric_profile.link_efficiency, "link_efficiency");
+  check_classes(topo.fabric_profile.expert_dispatch_efficiency, "expert_dispatch");
   for (auto& link : topo.links) link.efficiency = topo.fabric_profile.efficiency(to_string(link.cls));
 }
 

@@ -66,8 +66,14 @@ struct FabricProfile {
   // Optional `protocols:` section: algorithm ("ring", "tree") -> protocol ("ll", "ll128", "simple") ->
   // cost. Empty: collectives use launch_latency + steps x step_latency and the full link bandwidth.
   std::map<std::string, std::map<std::string, ProtocolCost>> protocols;
+  // Optional `expert_dispatch:` section: link class -> achieved fraction of its nominal bandwidth when the
+  // flex dispatcher's kernels (DeepEP / HybridEP, moe.dispatcher: flex) move tokens over it. They are not
+  // NCCL: their own copy engines (TMA, IBGDA) on a few SMs reach other rates than NCCL's rings.
+  std::map<std::string, double> expert_dispatch_efficiency;
 
   double efficiency(const std::string& link_class) const;
+  // The flex dispatcher's fraction on that link class; link_efficiency where the profile has none.
+  double dispatch_efficiency(const std::string& link_class) const;
   double step(const std::string& link_class) const;
   // Null when the profile does not describe that protocol of that algorithm.
   const ProtocolCost* protocol(const std::string& algorithm, const std::string& protocol) const;

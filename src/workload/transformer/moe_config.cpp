@@ -55,6 +55,19 @@ MoeConfig read_fields(const ConfigNode& moe, const ModelConfig& m) {
                                                "valid: 0..{}",
                                                c.first_dense_layers, m.layers, m.layers - 1));
   c.router = choice_or(moe, "router", kMoeRouterNames, MoeRouter::softmax);
+  c.router_groups = int_in_or(moe, "router_groups", 1, c.experts, 1);
+  if (c.experts % c.router_groups)
+    moe.fail("router_groups", fmt::format("router_groups {} must divide the {} experts into equal groups; "
+                                          "valid: {}",
+                                          c.router_groups, c.experts, divisors(c.experts)));
+  c.router_group_topk = int_in_or(moe, "router_group_topk", 1, c.router_groups, c.router_groups);
+  if (c.router_group_topk * (c.experts / c.router_groups) < c.top_k)
+    moe.fail("router_group_topk",
+             fmt::format("router_group_topk {} groups of {} experts hold fewer than top_k {} experts; valid: "
+                         "{}..{}",
+                         c.router_group_topk, c.experts / c.router_groups, c.top_k,
+                         (c.top_k + c.experts / c.router_groups - 1) / (c.experts / c.router_groups),
+                         c.router_groups));
   c.capacity_factor = read_capacity_factor(moe);
   c.imbalance = number_in_or(moe, "imbalance", 1, 1e6, 1,
                              "the busiest expert's tokens as a multiple of the mean (1 = balanced)");

@@ -108,13 +108,18 @@ MoeTraffic moe_traffic(const WorkloadConfig& w, int micro_batch) {
   double rank_load = (d.local_experts - 1 + load) / d.local_experts;
   if (w.moe.dispatcher == MoeDispatcher::allgather)  // the gathered buffer of all EP ranks' routed tokens
     t.dispatch_bytes = t.routed_tokens * d.h * d.eb * p.ep;  // (each token once, not x top_k)
-  else if (w.moe.dispatcher == MoeDispatcher::flex && ep_group_nodes(w) > 1)
-    // Each token once per node its experts live on (moe_config.hpp): as a uniform all-to-all over the EP
-    // group, whose cross-node share (nodes - 1) / nodes of it then is the token once per distinct remote
-    // node. The NVLink forwarding inside the destination node is not costed separately (it is faster
-    // than the inter-node hop it follows; a podsim estimate, not measured).
-    t.dispatch_bytes = t.routed_tokens * flex_distinct_nodes(w) * d.h * d.eb * rank_load;
-  else  // all-to-all (and flex inside one node): every token copy
+  else if (w.moe.dispatcher == MoeDispatcher::flex) {
+    // DeepEP / HybridEP (network/expert_dispatch.hpp): a token once to each other node that holds one of
+    // its experts, then once into each rank of a node that holds one (deduplicated per rank, not per
+    // expert); both scaled to the busiest receiver like the all-to-all.
+    double nodes = ep_group_nodes(w), per_node = p.ep / nodes, token = d.h * d.eb * rank_load;
+    t.flex_to_each_remote_peer =
+        nodes > 1 ? t.routed_tokens * routed_to_any_of(w, d.experts / nodes) * token : 0;
+    // A rank's NVLink stage writes its own tokens and those that arrived for its index from every other
+    // node: `nodes` x its tokens' share, per local peer.
+    t.flex_to_each_local_peer = t.routed_tokens * nodes * routed_to_any_of(w, d.local_experts) * token;
+    t.dispatch_bytes = (nodes - 1) * t.flex_to_each_remote_peer + (per_node - 1) * t.flex_to_each_local_peer;
+  } else  // all-to-all: every token copy
     t.dispatch_bytes = copies * d.h * d.eb * rank_load;
   if (p.etp > 1) t.etp_bytes = received * d.h * d.eb * rank_load;
   return t;

@@ -1,6 +1,7 @@
 #include "podsim/workload/transformer/moe_math.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "podsim/workload/transformer/recompute_modules.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
@@ -83,12 +84,44 @@ double ep_group_nodes(const WorkloadConfig& w) {
   return std::max(1.0, static_cast<double>(w.parallel.ep) / g);
 }
 
+namespace {
+
+// P(none of `held` experts among `top_k` drawn without repetition from `pool`).
+double missed(double pool, double held, long long top_k) {
+  double miss = 1;
+  for (long long i = 0; i < top_k; ++i) miss *= std::max(0.0, (pool - held - i) / (pool - i));
+  return miss;
+}
+
+double choose(double n, double r) {
+  if (r < 0 || r > n) return 0;
+  double c = 1;
+  for (int i = 1; i <= r; ++i) c *= (n - r + i) / i;
+  return c;
+}
+
+}  // namespace
+
+double routed_to_any_of(const WorkloadConfig& w, double held) {
+  const MoeConfig& m = w.moe;
+  double e = static_cast<double>(m.experts);
+  double groups = static_cast<double>(m.router_groups), chosen = static_cast<double>(m.router_group_topk);
+  if (groups <= 1 || chosen >= groups) return 1 - missed(e, held, m.top_k);
+  // Group-limited routing under balanced (random) scores: a token's groups are a uniform choice of `chosen`
+  // of them, its experts a uniform choice among theirs. The held experts (a rank's or a node's, contiguous
+  // like the groups) fill whole groups, or lie in one.
+  double per_group = e / groups, spans = std::max(1.0, std::ceil(held / per_group)), in_each = held / spans;
+  double miss = 0;
+  for (double j = 0; j <= std::min(spans, chosen); ++j)
+    miss += choose(spans, j) * choose(groups - spans, chosen - j) / choose(groups, chosen) *
+            missed(chosen * per_group, j * in_each, m.top_k);
+  return 1 - miss;
+}
+
 double flex_distinct_nodes(const WorkloadConfig& w) {
-  double nodes = ep_group_nodes(w), e = static_cast<double>(w.moe.experts);
+  double nodes = ep_group_nodes(w);
   if (nodes <= 1) return 1;
-  double per_node = e / nodes, miss = 1;  // P(none of the k experts on a given node)
-  for (long long i = 0; i < w.moe.top_k; ++i) miss *= std::max(0.0, (e - per_node - i) / (e - i));
-  return nodes * (1 - miss);
+  return nodes * routed_to_any_of(w, w.moe.experts / nodes);
 }
 
 double busiest_expert_load(const MoeConfig& moe) {

@@ -9,6 +9,7 @@
 
 #include "megatron_step_builder.hpp"
 #include "podsim/network/collective.hpp"
+#include "podsim/network/expert_dispatch.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
@@ -64,7 +65,7 @@ std::vector<std::vector<int>> StepBuilder::expert_groups(int s, int which) const
 const StepBuilder::EpPhases& StepBuilder::ep_phases(int stage) {
   if (auto it = ep_phases_cache_.find(stage); it != ep_phases_cache_.end()) return it->second;
   const MoeTraffic& t = moe_->traffic;
-  bool a2a = w_.moe.dispatcher != MoeDispatcher::allgather;  // flex: an all-to-all of deduplicated bytes
+  bool a2a = w_.moe.dispatcher != MoeDispatcher::allgather;
   EpPhases out;
   auto over = [&](std::vector<plan::CommPlan>& to, int which, CollectiveKind kind, double bytes) {
     std::vector<plan::CommPlan> groups;
@@ -73,11 +74,25 @@ const StepBuilder::EpPhases& StepBuilder::ep_phases(int stage) {
     plan::CommPlan all = network::concurrent(groups);
     if (!all.empty() && !all[0].flows.empty()) to.push_back(all);
   };
-  if (w_.parallel.ep > 1)
+  // flex: DeepEP / HybridEP's two stages (the combine mirrors the dispatch: the same bytes on the same
+  // links).
+  auto flex = [&](std::vector<plan::CommPlan>& to) {
+    std::vector<plan::CommPlan> groups;
+    for (const auto& g : expert_groups(stage, 0)) {
+      network::HierarchicalDispatch d{g, t.flex_to_each_remote_peer, t.flex_to_each_local_peer};
+      groups.push_back({network::plan_hierarchical_dispatch(topo_, d).phase});
+    }
+    plan::CommPlan all = network::concurrent(groups);
+    if (!all.empty() && !all[0].flows.empty()) to.push_back(all);
+  };
+  bool hierarchical = w_.moe.dispatcher == MoeDispatcher::flex;
+  if (w_.parallel.ep > 1 && hierarchical) flex(out.dispatch);
+  if (w_.parallel.ep > 1 && !hierarchical)
     over(out.dispatch, 0, a2a ? CollectiveKind::all_to_all : CollectiveKind::all_gather, t.dispatch_bytes);
   if (w_.parallel.etp > 1) over(out.dispatch, 1, CollectiveKind::all_gather, t.etp_bytes);
   if (w_.parallel.etp > 1) over(out.combine, 1, CollectiveKind::reduce_scatter, t.etp_bytes);
-  if (w_.parallel.ep > 1)
+  if (w_.parallel.ep > 1 && hierarchical) flex(out.combine);
+  if (w_.parallel.ep > 1 && !hierarchical)
     over(out.combine, 0, a2a ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter, t.dispatch_bytes);
   return ep_phases_cache_.emplace(stage, std::move(out)).first->second;
 }
@@ -196,8 +211,13 @@ std::string StepBuilder::moe_note() const {
       "auxiliary loss",
       moe_total_params(w_) / 1e9, moe_active_params(w_) / 1e9, moe_layer_count(w_), w_.model.layers,
       w_.moe.experts, w_.moe.top_k, p.ep, p.etp, expert_data_parallel(p),
-      w_.moe.dispatcher != MoeDispatcher::allgather ? "all-to-all" : "all-gather", t.dispatch_bytes / 1e6,
-      t.busiest_expert_tokens, w_.moe.imbalance,
+      w_.moe.dispatcher == MoeDispatcher::allgather ? "all-gather"
+      : w_.moe.dispatcher == MoeDispatcher::flex
+          ? "flex (DeepEP / HybridEP: a token once to each other node holding one of its experts over RDMA, "
+            "then once into each rank there holding one over NVLink, at the fabric profile's expert_dispatch "
+            "rates)"
+          : "all-to-all",
+      t.dispatch_bytes / 1e6, t.busiest_expert_tokens, w_.moe.imbalance,
       w_.moe.dropless() ? std::string("dropless")
                         : fmt::format("capacity factor {:.3g}, {:.3g}% of token copies dropped",
                                       w_.moe.capacity_factor, 100 * dropped_fraction(w_.moe)),

@@ -26,8 +26,9 @@ inline constexpr auto kMoeRouterNames =
 // (each rank keeps those its local experts need) with a reduce-scatter to combine, or the flex dispatcher
 // (moe_token_dispatcher_type "flex" with the DeepEP or HybridEP backend): a token bound for several
 // experts on one remote node crosses the inter-node network once and is forwarded inside that node over
-// NVLink (and its combine is reduced there before it returns), so the inter-node bytes follow the
-// distinct nodes a token's top-k experts live on, not top_k (moe_math.hpp flex_distinct_nodes).
+// NVLink to each rank holding one of them (and its combine is reduced there before it returns), so the
+// bytes follow the distinct nodes and ranks a token's top-k experts live on, not top_k
+// (moe_math.hpp routed_to_any_of, network/expert_dispatch.hpp).
 enum class MoeDispatcher { alltoall, allgather, flex };
 inline constexpr auto kMoeDispatcherNames =
     name_table<MoeDispatcher>({{MoeDispatcher::alltoall, "alltoall"},
@@ -62,6 +63,10 @@ struct MoeConfig {
   long long layer_freq = 1;          // layer i is MoE when i % layer_freq == 0 (Megatron moe_layer_freq)
   long long first_dense_layers = 0;  // the first layers stay dense (DeepSeek-V3: 3)
   MoeRouter router = MoeRouter::softmax;
+  // Group-limited routing (Megatron-Core moe_router_num_groups / moe_router_group_topk; DeepSeek-V3's
+  // node-limited routing, 8 groups of which a token uses 4): the experts in `router_groups` contiguous
+  // groups, a token's top_k chosen among the experts of its best `router_group_topk` groups. 1 / 1 = none.
+  long long router_groups = 1, router_group_topk = 1;
   double capacity_factor = 0;  // tokens an expert takes, as a multiple of the mean; 0 = dropless
   double imbalance = 1;        // the busiest expert's tokens / the mean (1 = balanced routing)
   MoeDispatcher dispatcher = MoeDispatcher::alltoall;

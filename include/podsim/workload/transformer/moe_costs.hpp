@@ -19,7 +19,11 @@ struct MoeTraffic {
   // included (nccl-tests' all_to_all convention), scaled to the busiest receiver (imbalance / capacity).
   // allgather: the gathered buffer (all EP ranks' routed tokens' hidden states, nccl-tests convention);
   // the combine is a reduce-scatter of the same buffer.
+  // flex: the bytes each rank sends in one dispatch, both stages (the two fields below).
   double dispatch_bytes = 0;
+  // flex (network/expert_dispatch.hpp): bytes a rank sends to its counterpart on each other node (RDMA),
+  // and writes into each other rank of its node (NVLink), in one dispatch; the combine mirrors them.
+  double flex_to_each_remote_peer = 0, flex_to_each_local_peer = 0;
   // With etp > 1: the all-gather (and reduce-scatter) of the received tokens over the ETP group.
   double etp_bytes = 0;
   // Tokens the busiest local expert computes on this rank, and the mean of the others.

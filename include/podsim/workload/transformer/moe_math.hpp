@@ -28,9 +28,14 @@ double moe_active_params(const WorkloadConfig& w);
 double busiest_expert_load(const MoeConfig& moe);
 // Nodes an EP group spans (ep / ep_ranks_per_node) and the expected distinct ones among a token's top_k
 // experts under uniform routing without repetition, the experts spread evenly over the nodes:
-// nodes x (1 - C(E - E/nodes, k) / C(E, k)). 1 when the group sits in one node.
+// nodes x (1 - C(E - E/nodes, k) / C(E, k)) (routed_to_any_of below). 1 when the group sits in one node.
 double ep_group_nodes(const WorkloadConfig& w);
 double flex_distinct_nodes(const WorkloadConfig& w);
+// P(a token's top_k experts include at least one of `held` given (contiguous) experts) under balanced
+// routing: 1 - C(E - held, k) / C(E, k); with group-limited routing (moe.router_groups) averaged over which
+// of the held experts' groups the token's router_group_topk groups include. With held = one rank's local
+// experts, the share of a rank's tokens the flex dispatcher delivers to another given rank.
+double routed_to_any_of(const WorkloadConfig& w, double held);
 // Fraction of all routed token copies dropped: the busiest expert drops its excess over the capacity; the
 // others (at the mean or below) drop none.
 double dropped_fraction(const MoeConfig& moe);

@@ -1,0 +1,87 @@
+#include "podsim/network/expert_dispatch.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "podsim/core/error.hpp"
+#include "podsim/network/collective.hpp"
+
+namespace podsim::network {
+namespace {
+
+using topology::Topology;
+
+// How many times its bytes a flow from src to dst carries so that it moves at the dispatcher kernels'
+// rate: the largest link_efficiency / dispatch_efficiency over the links of its route (1 where the profile
+// has no `expert_dispatch:` entry for any of them).
+double byte_scale(const Topology& topo, int src, int dst) {
+  topology::Route route;
+  topo.router().route(topo.device_vertex[src], topo.device_vertex[dst], route);
+  double scale = 1;
+  for (const auto& hop : route) {
+    const auto& link = topo.links[hop.link];
+    double dispatch = topo.fabric_profile.dispatch_efficiency(to_string(link.cls));
+    if (dispatch > 0) scale = std::max(scale, link.efficiency / dispatch);
+  }
+  return scale;
+}
+
+// Whole servers, each device with its own NIC: every node's NVLink flows and every rail's scale-out flows
+// are alike and share no link with another's.
+bool folds(const Topology& topo, const std::vector<std::vector<int>>& nodes) {
+  for (const auto& ranks : nodes) {
+    if (static_cast<int>(ranks.size()) != topo.devices_per_node) return false;
+    for (int r : ranks)
+      if (topo.rail_of(r) < 0 || topo.rail_peers(r).size() != 1) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+DispatchPhase plan_hierarchical_dispatch(const Topology& topo, const HierarchicalDispatch& d) {
+  DispatchPhase out;
+  std::map<int, std::vector<int>> by_node;
+  for (int r : d.group) by_node[topo.node_of(r)].push_back(r);
+  std::vector<std::vector<int>> nodes;
+  for (auto& [node, ranks] : by_node) nodes.push_back(std::move(ranks));
+  const size_t per_node = nodes.front().size();
+  for (const auto& ranks : nodes)
+    if (ranks.size() != per_node)
+      throw InputError(fmt::format(
+          "the flex dispatcher's EP group of {} ranks has {} on node {} but {} on node {}: HybridEP needs "
+          "equally many on every node (choose ep and etp so that devices per node / etp divides ep or ep "
+          "divides it)",
+          d.group.size(), nodes.front().size(), topo.node_of(nodes.front().front()), ranks.size(),
+          topo.node_of(ranks.front())));
+  if (d.group.size() < 2) return out;
+  const bool fold = folds(topo, nodes);
+  std::map<std::pair<int, int>, double> scale;  // by (src, dst); few distinct routes when folded
+  auto add = [&](int src, int dst, double bytes) {
+    if (bytes <= 0 || src == dst) return;
+    auto [it, fresh] = scale.try_emplace({src, dst}, 0.0);
+    if (fresh) it->second = byte_scale(topo, src, dst);
+    out.phase.flows.push_back({src, dst, bytes * it->second});
+  };
+  for (size_t n = 0; n < (fold ? 1 : nodes.size()); ++n)  // the NVLink stage
+    for (int a : nodes[n])
+      for (int b : nodes[n]) add(a, b, d.to_each_local_peer);
+  for (size_t i = 0; i < (fold ? 1 : per_node); ++i)  // the scale-out stage, index i of every node
+    for (const auto& from : nodes)
+      for (const auto& to : nodes)
+        if (&from != &to) add(from[i], to[i], d.to_each_remote_peer);
+  double step = nodes.size() > 1 ? step_latency(topo, nodes[0][0], nodes[1][0])
+                                 : (per_node > 1 ? step_latency(topo, nodes[0][0], nodes[0][1]) : 0);
+  out.phase.latency = topo.fabric_profile.launch_latency + step;
+  out.fold = fold ? fmt::format(
+                        "flex dispatch over {} nodes x {} ranks as {} flows: the first node's NVLink "
+                        "flows stand for every node's, rail 0's scale-out flows for every rail's",
+                        nodes.size(), per_node, out.phase.flows.size())
+                  : fmt::format("flex dispatch over {} nodes x {} ranks as {} flows (no fold)", nodes.size(),
+                                per_node, out.phase.flows.size());
+  return out;
+}
+
+}  // namespace podsim::network

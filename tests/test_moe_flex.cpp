@@ -74,7 +74,7 @@ TEST(MoeFlex, DispatchBytesAreTheTwoStagesClosedForm) {
   EXPECT_GT(moe_traffic(skewed, 2).flex_to_each_local_peer, t.flex_to_each_local_peer);
 }
 
-TEST(MoeFlex, SimulatedExpertTrafficShrinksAcrossNodesOnly) {
+TEST(MoeFlex, SimulatedExpertTrafficFollowsTheTwoStages) {
   auto run = [](int nodes, const std::string& ep, const std::string& dispatcher) {
     auto topo = podsim::testing::preset("dgx-h100-superpod", {{"nodes", std::to_string(nodes)}});
     Overrides sets = {{"model.layers", "4"},

@@ -213,9 +213,9 @@ std::string StepBuilder::moe_note() const {
       w_.moe.experts, w_.moe.top_k, p.ep, p.etp, expert_data_parallel(p),
       w_.moe.dispatcher == MoeDispatcher::allgather ? "all-gather"
       : w_.moe.dispatcher == MoeDispatcher::flex
-          ? "flex (DeepEP / HybridEP: a token once to each other node holding one of its experts over RDMA, "
-            "then once into each rank there holding one over NVLink, at the fabric profile's expert_dispatch "
-            "rates)"
+          ? "flex (DeepEP / HybridEP: a token once over RDMA to each other node holding one of its experts, "
+            "and inside each node once over NVLink into each rank holding one, at the fabric profile's "
+            "expert_dispatch rates)"
           : "all-to-all",
       t.dispatch_bytes / 1e6, t.busiest_expert_tokens, w_.moe.imbalance,
       w_.moe.dropless() ? std::string("dropless")

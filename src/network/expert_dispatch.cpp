@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 
-#include "podsim/core/error.hpp"
 #include "podsim/network/collective.hpp"
 
 namespace podsim::network {
@@ -47,15 +46,8 @@ DispatchPhase plan_hierarchical_dispatch(const Topology& topo, const Hierarchica
   for (int r : d.group) by_node[topo.node_of(r)].push_back(r);
   std::vector<std::vector<int>> nodes;
   for (auto& [node, ranks] : by_node) nodes.push_back(std::move(ranks));
-  const size_t per_node = nodes.front().size();
-  for (const auto& ranks : nodes)
-    if (ranks.size() != per_node)
-      throw InputError(fmt::format(
-          "the flex dispatcher's EP group of {} ranks has {} on node {} but {} on node {}: HybridEP needs "
-          "equally many on every node (choose ep and etp so that devices per node / etp divides ep or ep "
-          "divides it)",
-          d.group.size(), nodes.front().size(), topo.node_of(nodes.front().front()), ranks.size(),
-          topo.node_of(ranks.front())));
+  size_t per_node = 0;  // the most ranks any node holds
+  for (const auto& ranks : nodes) per_node = std::max(per_node, ranks.size());
   if (d.group.size() < 2) return out;
   const bool fold = folds(topo, nodes);
   std::map<std::pair<int, int>, double> scale;  // by (src, dst); few distinct routes when folded
@@ -68,10 +60,12 @@ DispatchPhase plan_hierarchical_dispatch(const Topology& topo, const Hierarchica
   for (size_t n = 0; n < (fold ? 1 : nodes.size()); ++n)  // the NVLink stage
     for (int a : nodes[n])
       for (int b : nodes[n]) add(a, b, d.to_each_local_peer);
-  for (size_t i = 0; i < (fold ? 1 : per_node); ++i)  // the scale-out stage, index i of every node
+  // The scale-out stage: each rank to the rank of its index on every other node (modulo that node's
+  // ranks where nodes hold unequal shares of the group).
+  for (size_t i = 0; i < (fold ? 1 : per_node); ++i)
     for (const auto& from : nodes)
       for (const auto& to : nodes)
-        if (&from != &to) add(from[i], to[i], d.to_each_remote_peer);
+        if (&from != &to && i < from.size()) add(from[i], to[i % to.size()], d.to_each_remote_peer);
   double step = nodes.size() > 1 ? step_latency(topo, nodes[0][0], nodes[1][0])
                                  : (per_node > 1 ? step_latency(topo, nodes[0][0], nodes[0][1]) : 0);
   out.phase.latency = topo.fabric_profile.launch_latency + step;

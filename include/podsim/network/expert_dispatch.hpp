@@ -33,7 +33,8 @@ struct DispatchPhase {
 // The phase of flows of one dispatch (or combine) over `d.group`, folded by symmetry where the group is
 // whole servers with one NIC per device: the first node's NVLink flows stand for every node's, and the
 // rank-0 counterparts' scale-out flows for every index's (rails share no InfiniBand link). Otherwise every
-// flow. Nodes must hold equally many of the group's ranks (InputError otherwise).
+// flow; where nodes hold unequal shares of the group (an EP group of 128 over NVL72 racks), a rank's
+// counterpart on a smaller node is the rank of its index modulo that node's ranks.
 DispatchPhase plan_hierarchical_dispatch(const topology::Topology& topo, const HierarchicalDispatch& d);
 
 }  // namespace podsim::network

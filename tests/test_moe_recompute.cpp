@@ -1,6 +1,7 @@
 // MoE-layer selective recomputation (training.recompute_modules moe_act / layernorm, recompute_modules.hpp)
 // and the fused cross entropy (training.cross_entropy): the stored bytes each frees, the kernels each adds
-// to the recompute pass (the fused loss: the kernels it runs instead), against closed forms, and bad input.
+// to the recompute pass (the fused loss: the kernels it runs instead), against closed forms, and bad input;
+// and the experts' fp8 quantization, split by split as Transformer Engine runs it.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -252,4 +253,29 @@ TEST(MoeRecompute, BadInputIsAClearError) {
   e = err(o);
   EXPECT_NE(e.find("cross_entropy"), std::string::npos) << e;
   EXPECT_NE(e.find("fused"), std::string::npos) << e;
+}
+
+// Transformer Engine's GroupedLinear quantizes each local expert's split on its own except under delayed
+// scaling (one fused multi-tensor kernel): current scaling three kernels per split (amax, scale, cast),
+// MXFP8 one. Same bytes: the difference is the kernels' overhead.
+TEST(MoeFp8, EachExpertsSplitIsQuantizedOnItsOwn) {
+  auto cm = h100();
+  auto kernels = [&](const std::string& precision, const std::string& recipe) {
+    Options o;
+    o.recompute = "none";
+    o.precision = precision;
+    std::string t = text(o);
+    if (!recipe.empty()) t.replace(t.find("  recompute:"), 0, "  fp8_recipe: " + recipe + "\n");
+    auto root = ConfigNode::load_string(t, "w.yaml");
+    auto w = read_transformer_workload(root, 4, 8);
+    auto m = moe_layer_costs(w, 1, cm, layer_costs(w, 1, cm));
+    const OpCost* op = find_op(m.layer.forward, "MoE expert input quantize (fp8)");
+    EXPECT_NE(op, nullptr) << precision << " " << recipe;
+    if (!op) return 0.0;
+    return (op->seconds - memory_cost(cm, "one kernel", op->bytes).seconds) / cm.kernel_overhead() + 1;
+  };
+  // 16 experts over ep 4: 4 local experts.
+  EXPECT_NEAR(kernels("fp8", "delayed"), 1, 1e-9);
+  EXPECT_NEAR(kernels("fp8", "current"), 3 * 4, 1e-9);
+  EXPECT_NEAR(kernels("mxfp8", ""), 4, 1e-9);
 }

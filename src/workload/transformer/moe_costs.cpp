@@ -1,5 +1,6 @@
 #include "podsim/workload/transformer/moe_costs.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 #include "layer_shapes.hpp"
@@ -74,6 +75,24 @@ void grouped(PassCost& p, const ComputeModel& cm, const char* name, const MoeTra
   if (extra > 0) p.add(gemm_cost(cm, name, extra, n, k, 1));
 }
 
+// Transformer Engine's GroupedLinear quantizes its input (and, backward, its output gradient) one expert's
+// split at a time: split_quantize -> multi_tensor_quantize_impl (transformer_engine/pytorch/csrc/
+// extensions/cast.cpp, github NVIDIA/TransformerEngine @ d0067d0d) has one fused kernel for all splits
+// only under delayed scaling (nvte_multi_cast_transpose) and NVFP4; otherwise every split's quantizer runs
+// its own kernels: current scaling three (amax, scale, cast + transpose), the block-scaled formats one.
+// The bytes are the same as one kernel's; each extra kernel costs the profile's kernel overhead.
+OpCost split_quantize(const ComputeModel& cm, const TrainingConfig& t, const char* name, double bytes,
+                      double splits) {
+  using topology::Precision;
+  OpCost op = memory_cost(cm, name, bytes);
+  bool fused = (t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::delayed) ||
+               t.precision == Precision::nvfp4;
+  double per_split = t.precision == Precision::fp8 && t.fp8_recipe == Fp8Recipe::current ? 3 : 1;
+  double kernels = fused ? 1 : per_split * std::max(1.0, splits);
+  op.seconds += (kernels - 1) * cm.kernel_overhead();
+  return op;
+}
+
 }  // namespace
 
 void moe_selective_recompute(PassCost& p, const WorkloadConfig& w, const ComputeModel& cm,
@@ -86,7 +105,9 @@ void moe_selective_recompute(PassCost& p, const WorkloadConfig& w, const Compute
     double act = (t.mean_expert_tokens * (local - 1) + t.busiest_expert_tokens) * d.fc2_k;
     p.add(memory_cost(cm, "MoE expert activation (recompute)",
                       (w.model.mlp == Mlp::swiglu ? 3 : 2) * act * d.eb));
-    if (d.quantize > 0) p.add(memory_cost(cm, "MoE fc2 input quantize (fp8, recompute)", act * d.quantize));
+    if (d.quantize > 0)
+      p.add(
+          split_quantize(cm, w.training, "MoE fc2 input quantize (fp8, recompute)", act * d.quantize, local));
   }
 }
 
@@ -156,20 +177,26 @@ MoeLayerCosts moe_layer_costs(const WorkloadConfig& w, int micro_batch, const Co
   fwd.add(memory_cost(cm, "MoE router softmax + top-k (fp32)", 3 * n * d.experts * 4));
   fwd.add(memory_cost(cm, "MoE permute", (n + copies) * d.h * d.eb));
   if (d.quantize > 0)
-    fwd.add(memory_cost(cm, "MoE expert input quantize (fp8)", received * d.h * d.quantize));
+    fwd.add(split_quantize(cm, w.training, "MoE expert input quantize (fp8)", received * d.h * d.quantize,
+                           d.local_experts));
   grouped(fwd, cm, "MoE grouped fc1", t, d.fc1, d.h, d.local_experts, false);
   double act = received * d.fc2_k;
   bool swiglu = w.model.mlp == Mlp::swiglu;
   fwd.add(memory_cost(cm, "MoE expert activation", (swiglu ? 3 : 2) * act * d.eb));
-  if (d.quantize > 0) fwd.add(memory_cost(cm, "MoE fc2 input quantize (fp8)", act * d.quantize));
+  if (d.quantize > 0)
+    fwd.add(
+        split_quantize(cm, w.training, "MoE fc2 input quantize (fp8)", act * d.quantize, d.local_experts));
   grouped(fwd, cm, "MoE grouped fc2", t, d.h, d.fc2_k, d.local_experts, false);
   fwd.add(memory_cost(cm, "MoE unpermute (weighted sum)", (copies + n) * d.h * d.eb));
 
   bwd.add(memory_cost(cm, "MoE unpermute backward", (copies + n) * d.h * d.eb));
-  if (d.quantize > 0) bwd.add(memory_cost(cm, "MoE fc2 grad quantize (fp8)", received * d.h * d.quantize));
+  if (d.quantize > 0)
+    bwd.add(split_quantize(cm, w.training, "MoE fc2 grad quantize (fp8)", received * d.h * d.quantize,
+                           d.local_experts));
   grouped(bwd, cmb, "MoE grouped fc2 dgrad/wgrad", t, d.h, d.fc2_k, d.local_experts, true);
   bwd.add(memory_cost(cm, "MoE expert activation backward", (swiglu ? 5 : 3) * act * d.eb));
-  if (d.quantize > 0) bwd.add(memory_cost(cm, "MoE fc1 grad quantize (fp8)", act * d.quantize));
+  if (d.quantize > 0)
+    bwd.add(split_quantize(cm, w.training, "MoE fc1 grad quantize (fp8)", act * d.quantize, d.local_experts));
   grouped(bwd, cmb, "MoE grouped fc1 dgrad/wgrad", t, d.fc1, d.h, d.local_experts, true);
   bwd.add(memory_cost(cm, "MoE permute backward", (n + copies) * d.h * d.eb));
   bwd.add(memory_cost(cm, "MoE router softmax backward (fp32)", 3 * n * d.experts * 4));

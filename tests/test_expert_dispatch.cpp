@@ -121,7 +121,7 @@ TEST(ExpertDispatch, TheSlowerStageGivesBackEveryMeasuredTime) {
     std::vector<int> group;
     for (int i = 0; i < r.ranks; ++i) group.push_back(i);
     auto d = network::plan_hierarchical_dispatch(topo, {group, t.remote, t.local});
-    double predicted = network::idle_plan_time(topo, {d.phase});
+    double predicted = network::idle_plan_time(topo, {d});
     double tolerance = r.platform == "GB200" ? 0.15 : 0.08;
     for (double bw : {r.dispatch_GBps, r.combine_GBps}) {
       double measured = t.counted / (bw * 1e9);
@@ -138,8 +138,7 @@ TEST(ExpertDispatch, OnTwoNodesNvlinkBindsOnEightRdma) {
     auto topo = preset("dgx-h100-superpod", {{"nodes", std::to_string(nodes)}});
     std::vector<int> group;
     for (int i = 0; i < 8 * nodes; ++i) group.push_back(i);
-    return network::idle_plan_time(topo,
-                                   {network::plan_hierarchical_dispatch(topo, {group, remote, local}).phase});
+    return network::idle_plan_time(topo, {network::plan_hierarchical_dispatch(topo, {group, remote, local})});
   };
   // Doubling the binding stage's bytes doubles the time; 30% more on the other stage (which runs at
   // ~70% of its rate there) leaves it.
@@ -157,10 +156,10 @@ TEST(ExpertDispatch, UnevenNodesStillMoveEveryRanksTokens) {
   auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
   auto d = network::plan_hierarchical_dispatch(topo, {{0, 1, 2, 8}, 1e6, 2e6});
   int nvlink = 0, scale_out = 0;
-  for (const auto& f : d.phase.flows) (topo.node_of(f.src) == topo.node_of(f.dst) ? nvlink : scale_out)++;
+  for (const auto& f : d.flows) (topo.node_of(f.src) == topo.node_of(f.dst) ? nvlink : scale_out)++;
   EXPECT_EQ(nvlink, 6);
   EXPECT_EQ(scale_out, 4);
-  EXPECT_GT(network::idle_plan_time(topo, {d.phase}), 0);
+  EXPECT_GT(network::idle_plan_time(topo, {d}), 0);
 }
 
 TEST(ExpertDispatch, ProfileSectionNamesRealLinkClasses) {

@@ -104,7 +104,7 @@ TEST(MoeAblations, ProfiledHybridEpTime) {
   for (int i = 0; i < 16; ++i) group.push_back(i);
   auto d = network::plan_hierarchical_dispatch(
       topo, {group, t.flex_to_each_remote_peer, t.flex_to_each_local_peer});
-  double per_step = network::idle_plan_time(topo, {d.phase}) * 4 * 48 * 64;
+  double per_step = network::idle_plan_time(topo, {d}) * 4 * 48 * 64;
   EXPECT_NEAR(per_step / 8.25, 1, 0.10) << per_step << " s per step";
 }
 

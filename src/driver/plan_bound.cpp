@@ -163,7 +163,7 @@ double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic
     if (!flex) return add(ep_group, kind, t.dispatch_bytes);
     if (ep_group.size() < 2) return;
     network::HierarchicalDispatch d{ep_group, t.flex_to_each_remote_peer, t.flex_to_each_local_peer};
-    steps.push_back({network::plan_hierarchical_dispatch(topo_, d).phase});
+    steps.push_back({network::plan_hierarchical_dispatch(topo_, d)});
   };
   dispatch(a2a ? CollectiveKind::all_to_all : CollectiveKind::all_gather);
   add(etp_group, CollectiveKind::all_gather, t.etp_bytes);

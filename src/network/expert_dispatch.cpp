@@ -1,7 +1,5 @@
 #include "podsim/network/expert_dispatch.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <map>
 
@@ -40,8 +38,8 @@ bool folds(const Topology& topo, const std::vector<std::vector<int>>& nodes) {
 
 }  // namespace
 
-DispatchPhase plan_hierarchical_dispatch(const Topology& topo, const HierarchicalDispatch& d) {
-  DispatchPhase out;
+plan::CommPhase plan_hierarchical_dispatch(const Topology& topo, const HierarchicalDispatch& d) {
+  plan::CommPhase out;
   std::map<int, std::vector<int>> by_node;
   for (int r : d.group) by_node[topo.node_of(r)].push_back(r);
   std::vector<std::vector<int>> nodes;
@@ -55,7 +53,7 @@ DispatchPhase plan_hierarchical_dispatch(const Topology& topo, const Hierarchica
     if (bytes <= 0 || src == dst) return;
     auto [it, fresh] = scale.try_emplace({src, dst}, 0.0);
     if (fresh) it->second = byte_scale(topo, src, dst);
-    out.phase.flows.push_back({src, dst, bytes * it->second});
+    out.flows.push_back({src, dst, bytes * it->second});
   };
   for (size_t n = 0; n < (fold ? 1 : nodes.size()); ++n)  // the NVLink stage
     for (int a : nodes[n])
@@ -68,13 +66,7 @@ DispatchPhase plan_hierarchical_dispatch(const Topology& topo, const Hierarchica
         if (&from != &to && i < from.size()) add(from[i], to[i % to.size()], d.to_each_remote_peer);
   double step = nodes.size() > 1 ? step_latency(topo, nodes[0][0], nodes[1][0])
                                  : (per_node > 1 ? step_latency(topo, nodes[0][0], nodes[0][1]) : 0);
-  out.phase.latency = topo.fabric_profile.launch_latency + step;
-  out.fold = fold ? fmt::format(
-                        "flex dispatch over {} nodes x {} ranks as {} flows: the first node's NVLink "
-                        "flows stand for every node's, rail 0's scale-out flows for every rail's",
-                        nodes.size(), per_node, out.phase.flows.size())
-                  : fmt::format("flex dispatch over {} nodes x {} ranks as {} flows (no fold)", nodes.size(),
-                                per_node, out.phase.flows.size());
+  out.latency = topo.fabric_profile.launch_latency + step;
   return out;
 }
 

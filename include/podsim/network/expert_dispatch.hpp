@@ -11,7 +11,6 @@
 // protocol_cost.cpp scales a protocol's payload share.
 #pragma once
 
-#include <string>
 #include <vector>
 
 #include "podsim/plan/flow.hpp"
@@ -25,16 +24,11 @@ struct HierarchicalDispatch {
   double to_each_local_peer = 0;   // bytes a rank's NVLink stage writes into each other rank of its node
 };
 
-struct DispatchPhase {
-  plan::CommPhase phase;
-  std::string fold;  // how the flows were folded by symmetry and why that is exact, for notes
-};
-
 // The phase of flows of one dispatch (or combine) over `d.group`, folded by symmetry where the group is
 // whole servers with one NIC per device: the first node's NVLink flows stand for every node's, and the
 // rank-0 counterparts' scale-out flows for every index's (rails share no InfiniBand link). Otherwise every
 // flow; where nodes hold unequal shares of the group (an EP group of 128 over NVL72 racks), a rank's
 // counterpart on a smaller node is the rank of its index modulo that node's ranks.
-DispatchPhase plan_hierarchical_dispatch(const topology::Topology& topo, const HierarchicalDispatch& d);
+plan::CommPhase plan_hierarchical_dispatch(const topology::Topology& topo, const HierarchicalDispatch& d);
 
 }  // namespace podsim::network

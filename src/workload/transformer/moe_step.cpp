@@ -80,7 +80,7 @@ const StepBuilder::EpPhases& StepBuilder::ep_phases(int stage) {
     std::vector<plan::CommPlan> groups;
     for (const auto& g : expert_groups(stage, 0)) {
       network::HierarchicalDispatch d{g, t.flex_to_each_remote_peer, t.flex_to_each_local_peer};
-      groups.push_back({network::plan_hierarchical_dispatch(topo_, d).phase});
+      groups.push_back({network::plan_hierarchical_dispatch(topo_, d)});
     }
     plan::CommPlan all = network::concurrent(groups);
     if (!all.empty() && !all[0].flows.empty()) to.push_back(all);

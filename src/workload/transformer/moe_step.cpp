@@ -67,23 +67,25 @@ const StepBuilder::EpPhases& StepBuilder::ep_phases(int stage) {
   const MoeTraffic& t = moe_->traffic;
   bool a2a = w_.moe.dispatcher != MoeDispatcher::allgather;
   EpPhases out;
+  // Every group's plan at once (each EP or ETP group of the stage moves the same bytes).
+  auto add = [](std::vector<plan::CommPlan>& to, const std::vector<plan::CommPlan>& groups) {
+    plan::CommPlan all = network::concurrent(groups);
+    if (!all.empty() && !all[0].flows.empty()) to.push_back(all);
+  };
   auto over = [&](std::vector<plan::CommPlan>& to, int which, CollectiveKind kind, double bytes) {
     std::vector<plan::CommPlan> groups;
     for (const auto& g : expert_groups(stage, which))
       groups.push_back(network::plan_collective(topo_, network::make_collective(kind, g, bytes)));
-    plan::CommPlan all = network::concurrent(groups);
-    if (!all.empty() && !all[0].flows.empty()) to.push_back(all);
+    add(to, groups);
   };
   // flex: DeepEP / HybridEP's two stages (the combine mirrors the dispatch: the same bytes on the same
   // links).
   auto flex = [&](std::vector<plan::CommPlan>& to) {
     std::vector<plan::CommPlan> groups;
-    for (const auto& g : expert_groups(stage, 0)) {
-      network::HierarchicalDispatch d{g, t.flex_to_each_remote_peer, t.flex_to_each_local_peer};
-      groups.push_back({network::plan_hierarchical_dispatch(topo_, d)});
-    }
-    plan::CommPlan all = network::concurrent(groups);
-    if (!all.empty() && !all[0].flows.empty()) to.push_back(all);
+    for (const auto& g : expert_groups(stage, 0))
+      groups.push_back({network::plan_hierarchical_dispatch(
+          topo_, {g, t.flex_to_each_remote_peer, t.flex_to_each_local_peer})});
+    add(to, groups);
   };
   bool hierarchical = w_.moe.dispatcher == MoeDispatcher::flex;
   if (w_.parallel.ep > 1 && hierarchical) flex(out.dispatch);

@@ -355,3 +355,61 @@ TEST(Plan, RunPinsSearchedKeysToThePlansBest) {
 
 }  // namespace
 }  // namespace podsim
+
+namespace podsim {
+namespace {
+
+// moe.dispatcher is searched where tokens cross ranks: across servers HybridEP's two stages beat NCCL's
+// all-to-all for Qwen3-30B-A3B (ep 16 on two DGX H100), inside each server (ep 8 on two) Mixtral's top-2 of 8
+// experts sends the all-to-all's bytes either way and NCCL's faster NVLink rate wins; a dense model has
+// nothing to search; a value outside the dispatchers is a clear error.
+driver::Space dispatcher_space(const topology::Topology& topo, const std::string& preset_file, int ep,
+                               const std::string& dispatcher) {
+  const std::string file = testing::source_path(preset_file);
+  ConfigNode root = ConfigNode::load_file(file);
+  int devices = topo.compute_device_count();
+  for (const auto& [k, v] : Overrides{{"parallel.tp", "1"},
+                                      {"parallel.pp", "1"},
+                                      {"parallel.cp", "1"},
+                                      {"parallel.dp", std::to_string(devices)},
+                                      {"parallel.ep", std::to_string(ep)},
+                                      {"parallel.etp", "1"},
+                                      {"training.global_batch", std::to_string(4 * devices)},
+                                      {"training.micro_batch", "1"},
+                                      {"training.recompute", "full"},
+                                      {"moe.dispatcher", dispatcher}})
+    root.apply_override(k, v, "test");
+  return driver::read_space(root, file, topo, false, {});
+}
+
+TEST(Plan, DispatcherIsSearchedWhereTokensCrossRanks) {
+  driver::PlanOptions all{.top = 2, .jobs = 2, .exhaustive = true, .progress = {}};
+  auto best = [&](const topology::Topology& topo, const driver::Space& s) {
+    auto r = driver::run_plan(topo, s, all);
+    EXPECT_EQ(r.ranked(), 2);
+    if (r.rows.empty()) return s.base;
+    return driver::resolve(s, r.rows[0].values);
+  };
+  auto two = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  auto qwen = dispatcher_space(two, "workloads/qwen3-30b-a3b.yaml", 16, "auto");
+  EXPECT_TRUE(qwen.keys[key_index(qwen, "moe.dispatcher")].searched);
+  auto across = best(two, qwen);
+  EXPECT_EQ(across.moe.dispatcher, workload::MoeDispatcher::flex);
+  EXPECT_EQ(across.moe.dispatcher_sms, workload::kFlexDispatcherSms);  // Megatron-Core's default
+  auto inside =
+      best(two, dispatcher_space(two, "workloads/mixtral-8x7b.yaml", 8, "auto"));  // ep 8 per server
+  EXPECT_EQ(inside.moe.dispatcher, workload::MoeDispatcher::alltoall);
+  EXPECT_EQ(inside.moe.dispatcher_sms, 0);  // NCCL's kernels: the profile's share
+  // A list may name the all-gather dispatcher too.
+  auto listed = dispatcher_space(two, "workloads/mixtral-8x7b.yaml", 8, "[alltoall, allgather]");
+  EXPECT_EQ(listed.keys[key_index(listed, "moe.dispatcher")].values.size(), 2u);
+  std::string e = error_of([&] { dispatcher_space(two, "workloads/mixtral-8x7b.yaml", 8, "[deepep]"); });
+  EXPECT_NE(e.find("'deepep' is not one of alltoall, allgather, flex"), std::string::npos) << e;
+  // Llama 3 8B has no moe: section: nothing to search (and no moe: section made up for it).
+  Space dense = llama_space(two, {}, {});
+  EXPECT_FALSE(dense.keys[key_index(dense, "moe.dispatcher")].searched);
+  EXPECT_FALSE(dense.base.moe.enabled());
+}
+
+}  // namespace
+}  // namespace podsim

@@ -54,9 +54,10 @@ void add_plan_command(CLI::App& app) {
   add_slurm_options(*cmd, opt->slurm, opt->slurm_job, "search", "DIR/plan.sbatch");
   cmd->footer(
       "Every searchable key (parallel.tp, cp, pp, dp, etp, ep, virtual_stages, sequence_parallel, zero,\n"
-      "shard_group, dp_overlap, tp_overlap; training.micro_batch, recompute) is searched unless --set fixes "
-      "it\n"
-      "(or --as-written keeps the file's value); `auto` or a YAML list in the file searches a key too.\n"
+      "shard_group, dp_overlap, tp_overlap; training.micro_batch, recompute; moe.dispatcher) is searched\n"
+      "unless --set fixes it"
+      " (or --as-written keeps the file's value); `auto` or a YAML list in the file\n"
+      "searches a key too.\n"
       "Combinations that do not divide or do not fit in device memory (closed-form memory model) are\n"
       "skipped and counted by reason; the rest are simulated in the order of a lower bound on their step\n"
       "time until none left can beat the N-th best (branch and bound): the N best are exact.\n"

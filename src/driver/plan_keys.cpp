@@ -13,6 +13,7 @@
 namespace podsim::driver {
 namespace {
 
+using workload::MoeDispatcher;
 using workload::Recompute;
 using workload::Schedule;
 using workload::WorkloadConfig;
@@ -75,6 +76,20 @@ long long parse_recompute(const ConfigNode& s, const std::string& k, const YAML:
   auto r = workload::kRecomputeNames.parse(v.IsScalar() ? v.Scalar() : "");
   if (!r) s.fail(k, fmt::format("'{}' is not one of none, selective, full", v.IsScalar() ? v.Scalar() : ""));
   return static_cast<long long>(*r);
+}
+
+long long dispatcher(MoeDispatcher d) {
+  return static_cast<long long>(d);
+}
+std::string dispatcher_name(long long v) {
+  return workload::kMoeDispatcherNames.name(static_cast<MoeDispatcher>(v));
+}
+long long parse_dispatcher(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
+  auto d = workload::kMoeDispatcherNames.parse(v.IsScalar() ? v.Scalar() : "");
+  if (!d)
+    s.fail(k, fmt::format("'{}' is not one of {}", v.IsScalar() ? v.Scalar() : "",
+                          workload::kMoeDispatcherNames.valid_list()));
+  return dispatcher(*d);
 }
 
 bool never(const WorkloadConfig&, const SpaceContext&, long long) {
@@ -219,6 +234,29 @@ const std::vector<SearchKey> kSearchKeys = {
      },
      [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.ep = static_cast<int>(v); },
      check_expert, never, number, parse_positive},
+    {"moe.dispatcher",
+     // NCCL's all-to-all or the flex dispatcher (DeepEP / HybridEP) once tokens cross ranks; the
+     // all-gather dispatcher only where a list names it.
+     [](const WorkloadConfig& w, const SpaceContext&) {
+       return w.moe.enabled() && w.parallel.ep > 1
+                  ? Values{dispatcher(MoeDispatcher::alltoall), dispatcher(MoeDispatcher::flex)}
+                  : Values{dispatcher(MoeDispatcher::alltoall)};
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) {
+       w.moe.dispatcher = static_cast<MoeDispatcher>(v);
+       // The SMs the flex kernels hold: Megatron-Core's default unless the file set them (the base was
+       // read with the all-to-all, whose NCCL kernels leave dispatcher_sms at 0).
+       if (w.moe.dispatcher == MoeDispatcher::flex && w.moe.dispatcher_sms == 0)
+         w.moe.dispatcher_sms = workload::kFlexDispatcherSms;
+       if (w.moe.dispatcher != MoeDispatcher::flex && w.moe.dispatcher_sms == workload::kFlexDispatcherSms)
+         w.moe.dispatcher_sms = 0;
+     },
+     fine,
+     // Without expert parallelism no token leaves its rank: every dispatcher is the same.
+     [](const WorkloadConfig& w, const SpaceContext&, long long v) {
+       return v != dispatcher(MoeDispatcher::alltoall) && w.parallel.ep == 1;
+     },
+     dispatcher_name, parse_dispatcher},
     {"parallel.virtual_stages",
      [](const WorkloadConfig& w, const SpaceContext& c) {
        bool interleaved = !c.schedule_explicit || c.schedule == Schedule::interleaved;

@@ -20,6 +20,7 @@ const std::map<std::string, std::string> kNeutral = {{"parallel.tp", "1"},
                                                      {"parallel.pp", "1"},
                                                      {"parallel.dp", "1"},
                                                      {"parallel.ep", "1"},
+                                                     {"moe.dispatcher", "alltoall"},
                                                      {"parallel.etp", "1"},
                                                      {"parallel.virtual_stages", "1"},
                                                      {"training.micro_batch", "1"},
@@ -191,6 +192,9 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
   s.context.schedule_explicit = par && par->has("schedule");
   if (s.context.schedule_explicit)
     s.context.schedule = *workload::kScheduleNames.parse(par->string("schedule"));
+  // A dense model has no moe: section to search in.
+  for (auto& c : s.keys)
+    if (split_path(c.key->path).first == "moe" && !root.has("moe")) c.searched = c.is_auto = false;
   for (const auto& c : s.keys) {
     if (!c.searched) continue;
     const std::string path = c.key->path;

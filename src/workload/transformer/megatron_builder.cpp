@@ -209,9 +209,16 @@ std::string StepBuilder::description() const {
   std::string fp8 = w_.training.precision == topology::Precision::fp8
                         ? fmt::format(", fp8 {} scaling", to_string(w_.training.fp8_recipe))
                         : "";
+  // Expert parallelism folds over the same ranks (moe_step.cpp): its degrees and the dispatcher.
+  std::string experts =
+      w_.moe.enabled() && w_.parallel.ep > 1
+          ? fmt::format(", experts ep {}{} ({} dispatcher)", w_.parallel.ep,
+                        w_.parallel.etp > 1 ? fmt::format(" x etp {}", w_.parallel.etp) : "",
+                        kMoeDispatcherNames.name(w_.moe.dispatcher))
+          : "";
   return fmt::format(
-      "tp {}{} x pp {} x dp {}, {}, micro-batch {} ({} per step), recompute {}{}{}{}{}{}", layout_.tp, cp,
-      layout_.pp, layout_.dp, schedule, mb_, m_, to_string(w_.training.recompute), fp8,
+      "tp {}{} x pp {} x dp {}{}, {}, micro-batch {} ({} per step), recompute {}{}{}{}{}{}", layout_.tp, cp,
+      layout_.pp, layout_.dp, experts, schedule, mb_, m_, to_string(w_.training.recompute), fp8,
       w_.training.attention == Attention::flash ? ", flash attention" : "",
       w_.parallel.sequence_parallel ? ", sequence parallel" : "",
       tp_overlap_ ? ", TP comm overlapped with GEMMs" : "",

@@ -14,10 +14,6 @@
 namespace podsim::workload {
 namespace {
 
-// Megatron-Core's default for the flex dispatcher's SMs when moe_flex_dispatcher_num_sms is unset: DeepEP's
-// 20 (transformer_config.py, "historical default 20"; github NVIDIA/Megatron-LM @ d98e8a64dd).
-constexpr int kFlexDispatcherSms = 20;
-
 std::string divisors(long long n) {
   std::string s;
   for (long long d = 1; d <= n; ++d)

@@ -30,6 +30,9 @@ inline constexpr auto kMoeRouterNames =
 // bytes follow the distinct nodes and ranks a token's top-k experts live on, not top_k
 // (moe_math.hpp routed_to_any_of, network/expert_dispatch.hpp).
 enum class MoeDispatcher { alltoall, allgather, flex };
+// Megatron-Core's default for the flex dispatcher's SMs when moe_flex_dispatcher_num_sms is unset: DeepEP's
+// 20 (transformer_config.py, "historical default 20"; github NVIDIA/Megatron-LM @ d98e8a64dd).
+inline constexpr int kFlexDispatcherSms = 20;
 inline constexpr auto kMoeDispatcherNames =
     name_table<MoeDispatcher>({{MoeDispatcher::alltoall, "alltoall"},
                                {MoeDispatcher::allgather, "allgather"},

@@ -48,6 +48,12 @@ TEST(MoeFlex, DistinctNodesAreTheClosedForm) {
   // etp 2: the EP group strides by 2 ranks, so 4 of its ranks share a node of 8.
   EXPECT_DOUBLE_EQ(ep_group_nodes(read("flex", 8, 8, 2)), 2);
   EXPECT_DOUBLE_EQ(flex_distinct_nodes(read("flex", 8, 8)), 1);  // one node
+  // The nodes follow the layout a plan candidate sets, not the one the file was read with.
+  auto candidate = read("flex", 8, 8);
+  candidate.parallel.ep = 16;
+  EXPECT_DOUBLE_EQ(ep_group_nodes(candidate), 2);
+  candidate.parallel.etp = 2;
+  EXPECT_DOUBLE_EQ(ep_group_nodes(candidate), 4);
 }
 
 TEST(MoeFlex, DispatchBytesAreTheTwoStagesClosedForm) {

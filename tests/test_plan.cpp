@@ -405,6 +405,20 @@ TEST(Plan, DispatcherIsSearchedWhereTokensCrossRanks) {
   EXPECT_EQ(listed.keys[key_index(listed, "moe.dispatcher")].values.size(), 2u);
   std::string e = error_of([&] { dispatcher_space(two, "workloads/mixtral-8x7b.yaml", 8, "[deepep]"); });
   EXPECT_NE(e.find("'deepep' is not one of alltoall, allgather, flex"), std::string::npos) << e;
+  // ep fixed while dp is searched: the base is read before dp exists; every candidate keeps ep 16.
+  ConfigNode root = ConfigNode::load_file(testing::source_path("workloads/qwen3-30b-a3b.yaml"));
+  root.apply_override("parallel.ep", "16", "test");
+  root.apply_override("training.global_batch", "64", "test");
+  Space fixed_ep = driver::read_space(root, testing::source_path("workloads/qwen3-30b-a3b.yaml"), two, true,
+                                      {"parallel.ep"});
+  EXPECT_EQ(fixed_ep.base.parallel.ep, 16);
+  driver::SkipCounts skipped;
+  long long n = driver::enumerate(
+      fixed_ep,
+      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) { EXPECT_EQ(w.parallel.ep, 16); },
+      skipped);
+  EXPECT_GT(n, 0);
+  EXPECT_GT(skipped["ep*etp does not divide tp*cp*dp"], 0);
   // Llama 3 8B has no moe: section: nothing to search (and no moe: section made up for it).
   Space dense = llama_space(two, {}, {});
   EXPECT_FALSE(dense.keys[key_index(dense, "moe.dispatcher")].searched);

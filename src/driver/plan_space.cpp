@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <map>
 
 #include "podsim/core/error.hpp"
 #include "podsim/workload/transformer/transformer_loader.hpp"
@@ -209,7 +210,26 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
   bool combined = moe && moe->has("overlap") && moe->string("overlap") == "combined_1f1b" &&
                   std::any_of(s.keys.begin(), s.keys.end(), [](const auto& c) { return c.searched; });
   if (combined) root.apply_override("moe.overlap", "none", "plan: combined_1f1b checked per candidate");
+  // A fixed ep or etp must divide tp*cp*dp, which the base, read with the searched ones at their neutral 1,
+  // does not have yet: read it with 1 and give it back its fixed value; every candidate is checked with it
+  // (check_expert).
+  auto searched = [&](const std::string& path) {
+    return std::any_of(s.keys.begin(), s.keys.end(),
+                       [&](const auto& c) { return c.searched && path == c.key->path; });
+  };
+  std::map<std::string, long long> held;
+  if (par && root.has("moe") &&
+      (searched("parallel.tp") || searched("parallel.cp") || searched("parallel.dp")))
+    for (const char* key : {"ep", "etp"})
+      if (!searched(std::string("parallel.") + key) && par->has(key)) {
+        held[key] = par->positive_integer(key);
+        root.apply_override(std::string("parallel.") + key, "1", "plan: checked per candidate");
+      }
   s.base = workload::read_transformer_on(root, file, topo);
+  for (const auto& [key, value] : held) {
+    (key == "ep" ? s.base.parallel.ep : s.base.parallel.etp) = static_cast<int>(value);
+    root.apply_override("parallel." + key, std::to_string(value), "plan: checked per candidate");
+  }
   if (combined) {
     s.base.moe.overlap = workload::MoeOverlap::combined_1f1b;
     root.apply_override("moe.overlap", "combined_1f1b", "plan: combined_1f1b checked per candidate");

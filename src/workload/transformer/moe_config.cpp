@@ -172,10 +172,7 @@ void read_moe_section(const ConfigNode& root, WorkloadConfig& w, int devices, in
   w.moe = read_fields(root.child("moe"), w.model);
   validate_layout(w, root, devices);
   validate_moe_overlap(w, root);
-  // The EP group's ranks stride by etp (Megatron-Core's etp -> ep -> edp fold): devices_per_node / etp of
-  // them share a node.
-  if (devices_per_node > 0)
-    w.moe.ep_ranks_per_node = std::clamp(devices_per_node / w.parallel.etp, 1, w.parallel.ep);
+  w.moe.devices_per_node = std::max(0, devices_per_node);
 }
 
 void check_dispatcher_sms_on_device(const ConfigNode& root, const MoeConfig& moe,

@@ -80,7 +80,10 @@ double moe_active_params(const WorkloadConfig& w) {
 }
 
 double ep_group_nodes(const WorkloadConfig& w) {
-  int g = w.moe.ep_ranks_per_node > 0 ? w.moe.ep_ranks_per_node : w.parallel.ep;
+  // The EP group's ranks stride by etp (Megatron-Core's etp -> ep -> edp fold): devices_per_node / etp of
+  // them share a node.
+  int per_node = w.moe.devices_per_node / std::max(1, w.parallel.etp);
+  int g = w.moe.devices_per_node > 0 ? std::clamp(per_node, 1, w.parallel.ep) : w.parallel.ep;
   return std::max(1.0, static_cast<double>(w.parallel.ep) / g);
 }
 

@@ -86,9 +86,10 @@ struct MoeConfig {
   // HybridEP 32). Compute the schedule runs beside them (moe.overlap) has the other SMs only. 0 (the NCCL
   // dispatchers' default): the device profile's overlap_compute_slowdown, as for every NCCL collective.
   int dispatcher_sms = 0;
-  // EP ranks of one EP group that share a node (devices per node / etp, at most ep; 0 = unknown, taken
-  // as the whole group): set by read_moe_section from the topology, used by the flex dispatcher.
-  int ep_ranks_per_node = 0;
+  // Devices per node of the topology the workload runs on (0 = unknown: an EP group is taken to sit in one
+  // node), set by read_moe_section; the EP ranks sharing a node follow from it and the layout
+  // (moe_math.hpp ep_group_nodes), so that a plan candidate's ep and etp count, not the file's.
+  int devices_per_node = 0;
 
   bool enabled() const { return experts > 0; }
   bool dropless() const { return capacity_factor <= 0; }

@@ -245,11 +245,10 @@ const std::vector<SearchKey> kSearchKeys = {
      [](WorkloadConfig& w, const SpaceContext&, long long v) {
        w.moe.dispatcher = static_cast<MoeDispatcher>(v);
        // The SMs the flex kernels hold: Megatron-Core's default unless the file set them (the base was
-       // read with the all-to-all, whose NCCL kernels leave dispatcher_sms at 0).
+       // read with the all-to-all, whose NCCL kernels leave dispatcher_sms at 0; every value is applied
+       // to the base, so the all-to-all keeps the file's).
        if (w.moe.dispatcher == MoeDispatcher::flex && w.moe.dispatcher_sms == 0)
          w.moe.dispatcher_sms = workload::kFlexDispatcherSms;
-       if (w.moe.dispatcher != MoeDispatcher::flex && w.moe.dispatcher_sms == workload::kFlexDispatcherSms)
-         w.moe.dispatcher_sms = 0;
      },
      fine,
      // Without expert parallelism no token leaves its rank: every dispatcher is the same.

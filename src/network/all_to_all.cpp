@@ -3,13 +3,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 
+#include "collective_planners.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/torus_collectives.hpp"
 
 namespace podsim::network {
+
+bool whole_servers_with_own_nics(const topology::Topology& topo, const std::vector<std::vector<int>>& nodes) {
+  for (const auto& members : nodes) {
+    if (static_cast<int>(members.size()) != topo.devices_per_node) return false;
+    for (int d : members)  // NICs shared by devices: PXN relays differ
+      if (topo.rail_of(d) < 0 || topo.rail_peers(d).size() != 1) return false;
+  }
+  return true;
+}
+
 namespace {
 
 using topology::Topology;
@@ -17,18 +27,12 @@ using topology::Topology;
 // Servers of the group, each with all of its devices in the group, or empty when the group does not
 // consist of whole servers with one NIC per device.
 std::vector<int> whole_servers(const Topology& topo, const std::vector<int>& group) {
-  if (topo.rail_of(group.front()) < 0) return {};
-  std::map<int, int> members;
-  for (int d : group) {
-    if (topo.rail_peers(d).size() != 1) return {};  // NICs shared by devices: PXN relays differ
-    members[topo.node_of(d)]++;
-  }
+  auto nodes = members_by_node(topo, group);
+  if (nodes.size() < 2 || !whole_servers_with_own_nics(topo, nodes)) return {};
   std::vector<int> servers;
-  for (const auto& [node, count] : members) {
-    if (count != topo.devices_per_node) return {};
-    servers.push_back(node);
-  }
-  return servers.size() > 1 ? servers : std::vector<int>{};
+  for (const auto& members : nodes) servers.push_back(topo.node_of(members.front()));
+  std::sort(servers.begin(), servers.end());
+  return servers;
 }
 
 }  // namespace

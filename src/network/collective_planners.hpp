@@ -13,6 +13,10 @@ namespace podsim::network {
 std::vector<std::vector<int>> members_by(const std::vector<int>& group, const std::function<int(int)>& key);
 // The group's members per server, servers in order of first appearance.
 std::vector<std::vector<int>> members_by_node(const topology::Topology& topo, const std::vector<int>& group);
+// Whole servers (every one of their devices a member), each device with its own NIC: every server's NVLink
+// flows and every rail's inter-server flows are alike and share no link with another's, so the folded
+// all-to-all and the flex dispatch simulate one server and one rail for all (all_to_all.cpp).
+bool whole_servers_with_own_nics(const topology::Topology& topo, const std::vector<std::vector<int>>& nodes);
 // One phase of NCCL-style rings (one per rail when the group spans several GPUs on several servers).
 plan::CommPhase ring_phase(const topology::Topology& topo, CollectiveKind kind, const std::vector<int>& group,
                            double bytes, Protocol protocol);

@@ -1,9 +1,8 @@
 #include "podsim/network/expert_dispatch.hpp"
 
 #include <algorithm>
-#include <map>
 
-#include "podsim/network/collective.hpp"
+#include "collective_planners.hpp"
 
 namespace podsim::network {
 namespace {
@@ -25,35 +24,17 @@ double byte_scale(const Topology& topo, int src, int dst) {
   return scale;
 }
 
-// Whole servers, each device with its own NIC: every node's NVLink flows and every rail's scale-out flows
-// are alike and share no link with another's.
-bool folds(const Topology& topo, const std::vector<std::vector<int>>& nodes) {
-  for (const auto& ranks : nodes) {
-    if (static_cast<int>(ranks.size()) != topo.devices_per_node) return false;
-    for (int r : ranks)
-      if (topo.rail_of(r) < 0 || topo.rail_peers(r).size() != 1) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 plan::CommPhase plan_hierarchical_dispatch(const Topology& topo, const HierarchicalDispatch& d) {
   plan::CommPhase out;
-  std::map<int, std::vector<int>> by_node;
-  for (int r : d.group) by_node[topo.node_of(r)].push_back(r);
-  std::vector<std::vector<int>> nodes;
-  for (auto& [node, ranks] : by_node) nodes.push_back(std::move(ranks));
+  if (d.group.size() < 2) return out;
+  const std::vector<std::vector<int>> nodes = members_by_node(topo, d.group);
   size_t per_node = 0;  // the most ranks any node holds
   for (const auto& ranks : nodes) per_node = std::max(per_node, ranks.size());
-  if (d.group.size() < 2) return out;
-  const bool fold = folds(topo, nodes);
-  std::map<std::pair<int, int>, double> scale;  // by (src, dst); few distinct routes when folded
+  const bool fold = whole_servers_with_own_nics(topo, nodes);
   auto add = [&](int src, int dst, double bytes) {
-    if (bytes <= 0 || src == dst) return;
-    auto [it, fresh] = scale.try_emplace({src, dst}, 0.0);
-    if (fresh) it->second = byte_scale(topo, src, dst);
-    out.flows.push_back({src, dst, bytes * it->second});
+    if (bytes > 0 && src != dst) out.flows.push_back({src, dst, bytes * byte_scale(topo, src, dst)});
   };
   for (size_t n = 0; n < (fold ? 1 : nodes.size()); ++n)  // the NVLink stage
     for (int a : nodes[n])

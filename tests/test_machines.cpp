@@ -1,12 +1,15 @@
 // Blackwell machines: the B200 / B300 / GB200 / GB300 presets (datasheet peaks per precision, memory,
-// NVLink5), their derived profiles, and NVLink domains that span one NVL72 rack or several servers
-// (topology key scale_up.domain_devices).
+// NVLink5), their derived profiles, NVLink domains that span one NVL72 rack or several servers (topology
+// key scale_up.domain_devices), and jobs on some of each server's GPUs (node.devices_used).
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "podsim/core/error.hpp"
+#include "podsim/driver/simulation.hpp"
+#include "podsim/report/summary_text.hpp"
 #include "podsim/topology/graph.hpp"
+#include "podsim/workload/workload_model.hpp"
 #include "test_helpers.hpp"
 
 using namespace podsim;
@@ -176,3 +179,76 @@ TEST(NvlinkDomain, BadSizesNameTheFieldAndWhatIsValid) {
   EXPECT_NE(nodes.find("topology.nodes=3"), std::string::npos) << nodes;  // names the --set that made it
 }
 
+// A job on 64 of each NVL72 rack's 72 GPUs: only the used GPUs and their NICs are built, each keeping its
+// NVLink port and NIC, and every rack stays one NVLink domain.
+TEST(DevicesUsed, JobOnSixtyFourGpusPerRackKeepsOneDomainPerRack) {
+  auto topo = preset("dgx-gb200-superpod", {{"nodes", "2"}, {"node.devices_used", "64"}});
+  EXPECT_EQ(topo.device_count(), 128);
+  EXPECT_EQ(topo.devices_per_node, 64);
+  EXPECT_EQ(topo.installed_devices_per_node, 72);
+  auto roles = topo.role_counts();
+  EXPECT_EQ(roles["nvswitch"], 2);
+  EXPECT_EQ(roles["nic"], 128);
+  EXPECT_EQ(roles["leaf"], 64);                   // a leaf per used rail
+  EXPECT_TRUE(all_nvlink(classes(topo, 0, 63)));  // the first 64 ranks: one rack
+  EXPECT_FALSE(all_nvlink(classes(topo, 63, 64)));
+  double nvlink = 0;
+  for (const auto& l : topo.links)
+    if (l.cls == LinkClass::nvlink) nvlink = l.bandwidth;
+  EXPECT_DOUBLE_EQ(nvlink, 900e9);  // the used GPUs keep their NVLink5 port
+  EXPECT_TRUE(topology::check_routes(topo, 40).empty());
+  bool described = false;
+  for (const auto& [k, v] : topo.facts)
+    described |= k == "servers" && v.find("the job on 64 of each") != v.npos;
+  EXPECT_TRUE(described);
+  // Unset, the job uses every GPU.
+  EXPECT_EQ(preset("dgx-gb200-superpod", {{"nodes", "2"}}).installed_devices_per_node, 0);
+}
+
+TEST(DevicesUsed, BadCountsNameTheFieldAndWhatIsValid) {
+  std::string more = error_of([] { preset("dgx-h100-superpod", {{"node.devices_used", "9"}}); });
+  EXPECT_NE(more.find("devices_used"), std::string::npos) << more;
+  std::string zero = error_of([] { preset("dgx-h100-superpod", {{"node.devices_used", "0"}}); });
+  EXPECT_NE(zero.find("devices_used"), std::string::npos) << zero;
+  std::string half_nic = error_of([] {
+    preset("dgx-h100-superpod", {{"node.nics", "4"}, {"node.devices_used", "3"}});
+  });
+  EXPECT_NE(half_nic.find("devices_used"), std::string::npos) << half_nic;
+  EXPECT_NE(half_nic.find("multiple of 2"), std::string::npos) << half_nic;
+  // Two GPUs per NIC, four of eight GPUs used: two NICs.
+  auto half = preset("dgx-h100-superpod", {{"nodes", "2"}, {"node.nics", "4"}, {"node.devices_used", "4"}});
+  EXPECT_EQ(half.device_count(), 8);
+  EXPECT_EQ(half.role_counts()["nic"], 4);
+}
+
+// Expert parallelism of 64 with two pipeline stages on two NVL72 racks: on every GPU of each rack the
+// second stage's ranks 64..127 straddle the racks and its all-to-all crosses InfiniBand; on 64 of each
+// rack's GPUs both stages' EP groups stay on NVLink, so the exposed all-to-all time falls.
+TEST(DevicesUsed, KeepsAnExpertGroupOnOneRack) {
+  workload::Overrides job = {{"model.layers", "4"},
+                             {"parallel.tp", "1"},
+                             {"parallel.pp", "2"},
+                             {"parallel.dp", "64"},
+                             {"parallel.ep", "64"},
+                             {"parallel.virtual_stages", "1"},
+                             {"training.global_batch", "128"},
+                             {"training.micro_batch", "1"}};
+  auto run = [&](const topology::Overrides& sets) {
+    auto topo = preset("dgx-gb200-superpod", sets);
+    auto model = workload::load_workload_model(podsim::testing::source_path("workloads/qwen3-30b-a3b.yaml"),
+                                               job, topo);
+    return driver::simulate(topo, *model);
+  };
+  auto every = run({{"nodes", "2"}});
+  auto sixty_four = run({{"nodes", "2"}, {"node.devices_used", "64"}});
+  ASSERT_TRUE(every.ok()) << every.status_detail;
+  ASSERT_TRUE(sixty_four.ok()) << sixty_four.status_detail;
+  EXPECT_EQ(every.devices(), 128);
+  EXPECT_EQ(sixty_four.devices(), 128);
+  double ep_every = every.mean[workload::Category::ep], ep_64 = sixty_four.mean[workload::Category::ep];
+  EXPECT_GT(ep_every, 1.5 * ep_64) << ep_every << " vs " << ep_64;
+  EXPECT_LT(sixty_four.step_time(), every.step_time());
+  std::string text = report::human_summary(sixty_four);
+  EXPECT_NE(text.find("64 of each server's 72 GPUs"), std::string::npos) << text;
+  EXPECT_EQ(report::human_summary(every).find("of each server's"), std::string::npos);
+}

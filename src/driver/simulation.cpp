@@ -66,6 +66,9 @@ report::RunResult simulate(const topology::Topology& topo, const workload::Workl
   meta.workload_kind = model.kind();
   meta.device_name = topo.device.name;
   meta.topology_devices = topo.compute_device_count();
+  if (topo.installed_devices_per_node > 0)
+    meta.server_usage =
+        fmt::format("{} of each server's {} GPUs", topo.devices_per_node, topo.installed_devices_per_node);
   meta.device_memory_capacity = topo.device.hbm_bytes;
   report::RunResult best = meta;
   auto candidates = model.candidates();

@@ -24,6 +24,11 @@ std::string human_summary(const RunResult& r) {
   out += fmt::format("podsim: {}{} on {}, {} of {} x {}\n", r.workload_name,
                      params.empty() ? "" : fmt::format(" ({}B parameters)", params), r.topology_name,
                      r.devices(), r.topology_devices, r.device_name);
+  if (!r.server_usage.empty())
+    out += fmt::format(
+        "  servers      the job runs on {} (node.devices_used); the others are idle and not "
+        "counted above\n",
+        r.server_usage);
   if (!p.description.empty()) out += fmt::format("  setup        {}\n", p.description);
   if (r.devices() > 0 && r.devices() < r.topology_devices)  // e.g. dp: auto chose a divisor of the batch
     out += fmt::format("  idle         {} of the {} devices run nothing (the parallel layout uses {})\n",

@@ -3,6 +3,7 @@
 // Model (documented in README "Topology models"):
 // - Inside a server every GPU has one full-duplex link to a logical NVSwitch vertex with the GPU's total
 //   NVLink bandwidth (NVSwitch is non-blocking, so the per-GPU port is the only constraint).
+//   `node.devices_used` builds only the GPUs a job runs on (and their NICs): idle GPUs carry no traffic.
 //   `scale_up.domain_devices` (default node.devices) makes one NVLink domain of several servers (NVL36x2,
 //   NVL576): their GPUs share one NVSwitch vertex, and traffic inside the domain never touches a NIC.
 // - Each GPU reaches the NIC of its rail over PCIe; NIC r of every server connects to leaf r of its
@@ -207,6 +208,23 @@ void read_server(const ConfigNode& root, long long nodes, Topology& topo, FatTre
   if (nics > gpus || gpus % nics != 0)
     node.fail("nics", fmt::format("{} NICs cannot be shared evenly by {} devices; use a divisor of {}", nics,
                                   gpus, gpus));
+  // `devices_used`: the job runs on this many GPUs of every server and the rest stay idle, as jobs on NVL72
+  // racks commonly use 16 of the 18 compute trays (64 GPUs: an EP or DP group of 64 stays on one NVLink
+  // domain) or as `torchrun --nproc-per-node 4` uses half a DGX. The idle GPUs, with the NICs only they
+  // use, carry none of the job's traffic: the server is built with the used GPUs and their NICs (same
+  // NVLink bandwidth per GPU, same NIC per GPU, same number of servers per NVLink domain).
+  int used = static_cast<int>(node.integer_in_or("devices_used", 1, gpus, gpus));
+  if (used < gpus) {
+    int per_nic = gpus / nics;
+    if (used % per_nic != 0)
+      node.fail("devices_used", fmt::format("{} of {} GPUs would leave a NIC half used ({} GPUs share each "
+                                            "of the {} NICs); use a multiple of {}",
+                                            used, gpus, per_nic, nics, per_nic));
+    topo.installed_devices_per_node = gpus;
+    nics = used / per_nic;
+    spec.domain_devices = shape.domain_nodes * used;
+    gpus = used;
+  }
   spec.nic_bw = node.positive("nic_bandwidth_Gbps") * 1e9 / 8;
   spec.pcie_bw = node.positive("pcie_bandwidth_GBps") * 1e9;
   spec.pcie_lat = node.non_negative_or("pcie_latency_us", 0.5) * 1e-6;
@@ -381,8 +399,12 @@ void add_fabric(Topology& topo, RailFatTreeRouter& router, const GpuClusterSpec&
 // The lines `podsim topo describe` prints for this family.
 void describe_gpu_cluster(Topology& topo, const FatTreeShape& shape, const GpuClusterSpec& spec) {
   topo.facts = {
-      {"servers", fmt::format("{} x {} {} ({} devices)", shape.nodes, shape.gpus, topo.device.name,
-                              shape.nodes * shape.gpus)},
+      {"servers", topo.installed_devices_per_node > 0
+                      ? fmt::format("{} x {} {}, the job on {} of each ({} devices: node.devices_used)",
+                                    shape.nodes, topo.installed_devices_per_node, topo.device.name,
+                                    shape.gpus, shape.nodes * shape.gpus)
+                      : fmt::format("{} x {} {} ({} devices)", shape.nodes, shape.gpus, topo.device.name,
+                                    shape.nodes * shape.gpus)},
       {"scale-up", fmt::format("NVLink {:.0f} GB/s per GPU per direction, {} NVSwitch chips per server",
                                spec.nvlink_bw / 1e9, spec.nvswitch_chips)},
       {"NVLink domain",

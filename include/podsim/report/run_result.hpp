@@ -47,6 +47,7 @@ struct RunResult {
   std::vector<StageBreakdown> stages;
   StageBreakdown mean;  // average over lanes (also adds up to the step time)
   int topology_devices = 0;
+  std::string server_usage;  // "64 of each server's 72 GPUs" under node.devices_used; "" = every GPU
   double device_memory_capacity = 0;
   std::string device_name;
   std::vector<std::string> search_log;  // how auto settings were chosen

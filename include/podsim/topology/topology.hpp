@@ -11,8 +11,8 @@
 
 #include "podsim/calibration/device_profile.hpp"
 #include "podsim/calibration/fabric_profile.hpp"
-#include "podsim/topology/device_speed.hpp"
 #include "podsim/topology/device_spec.hpp"
+#include "podsim/topology/device_speed.hpp"
 
 namespace podsim::topology {
 
@@ -104,6 +104,9 @@ class Topology {
   std::string fabric_profile_path;            // the file fabric_profile was read from (provenance)
   int nodes = 0;
   int devices_per_node = 0;
+  // GPUs installed per server when the job uses fewer (gpu_cluster `node.devices_used`): only the used ones
+  // are built, so devices_per_node and every device count are the job's. 0 = the job uses every GPU.
+  int installed_devices_per_node = 0;
   HostSpec host;  // per server; empty unless the topology file describes it
 
   std::vector<Vertex> vertices;

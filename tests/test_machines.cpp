@@ -249,6 +249,64 @@ TEST(DevicesUsed, KeepsAnExpertGroupOnOneRack) {
   EXPECT_GT(ep_every, 1.5 * ep_64) << ep_every << " vs " << ep_64;
   EXPECT_LT(sixty_four.step_time(), every.step_time());
   std::string text = report::human_summary(sixty_four);
-  EXPECT_NE(text.find("64 of each server's 72 GPUs"), std::string::npos) << text;
-  EXPECT_EQ(report::human_summary(every).find("of each server's"), std::string::npos);
+  EXPECT_NE(text.find("the job runs on 64 of each server's 72 GPUs"), std::string::npos) << text;
+  EXPECT_EQ(text.find("hint"), std::string::npos) << text;
+  // On every GPU the run says which groups straddle the racks and what keeps them on one.
+  std::string hint = report::human_summary(every);
+  EXPECT_EQ(hint.find("the job runs on"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("1 of the 2 expert-parallel groups of 64 ranks span two NVLink domains"),
+            std::string::npos)
+      << hint;
+  EXPECT_NE(hint.find("--set topology.node.devices_used=64"), std::string::npos) << hint;
+}
+
+// Groups that fit a server's NVLink domain and divide it get no hint; groups larger than a domain (EP 16
+// over two DGX H100) cross the NICs by layout and get none either; a TP group of 8 on NVL72 racks whose
+// stages hold 64 ranks never straddles (72 is a multiple of 8).
+TEST(DevicesUsed, HintsOnlyWhereAGroupCouldFitOneDomain) {
+  auto hints = [](const char* topology, const workload::Overrides& job, const topology::Overrides& sets) {
+    auto topo = preset(topology, sets);
+    auto model = workload::load_workload_model(podsim::testing::source_path("workloads/qwen3-30b-a3b.yaml"),
+                                               job, topo);
+    auto r = driver::simulate(topo, *model);
+    EXPECT_TRUE(r.ok()) << r.status_detail;
+    return r.plan.hints;
+  };
+  workload::Overrides small = {
+      {"model.layers", "2"}, {"model.kv_heads", "8"},          {"parallel.sequence_parallel", "true"},
+      {"parallel.pp", "1"},  {"parallel.virtual_stages", "1"}, {"training.micro_batch", "1"}};
+  auto with = [&](workload::Overrides extra) {
+    extra.insert(extra.begin(), small.begin(), small.end());
+    return extra;
+  };
+  EXPECT_TRUE(hints("dgx-h100-superpod",
+                    with({{"parallel.tp", "1"},
+                          {"parallel.dp", "16"},
+                          {"parallel.ep", "16"},
+                          {"training.global_batch", "16"}}),
+                    {{"nodes", "2"}})
+                  .empty());
+  EXPECT_TRUE(hints("dgx-h100-superpod",
+                    with({{"parallel.tp", "1"},
+                          {"parallel.dp", "16"},
+                          {"parallel.ep", "8"},
+                          {"training.global_batch", "16"}}),
+                    {{"nodes", "2"}})
+                  .empty());
+  EXPECT_TRUE(hints("dgx-gb200-superpod",
+                    with({{"parallel.tp", "8"},
+                          {"parallel.dp", "16"},
+                          {"parallel.ep", "1"},
+                          {"training.global_batch", "16"}}),
+                    {{"nodes", "2"}})
+                  .empty());
+  // TP 8 on servers of 12 GPUs (one NIC each): every third group straddles; 8 of each server's fixes it.
+  auto tp = hints(
+      "dgx-h100-superpod",
+      with(
+          {{"parallel.tp", "8"}, {"parallel.dp", "3"}, {"parallel.ep", "1"}, {"training.global_batch", "3"}}),
+      {{"nodes", "2"}, {"node.devices", "12"}, {"node.nics", "12"}});
+  ASSERT_EQ(tp.size(), 1u);
+  EXPECT_NE(tp[0].find("1 of the 3 tensor-parallel groups of 8 ranks"), std::string::npos) << tp[0];
+  EXPECT_NE(tp[0].find("devices_used=8"), std::string::npos) << tp[0];
 }

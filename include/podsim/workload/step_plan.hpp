@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "podsim/plan/task_graph.hpp"
-#include "podsim/workload/parallel_layout.hpp"
 #include "podsim/workload/memory_breakdown.hpp"
+#include "podsim/workload/parallel_layout.hpp"
 
 namespace podsim::workload {
 
@@ -56,6 +56,7 @@ struct StepPlan {
   std::string description;          // one line for the human summary
   std::vector<KernelCost> kernels;  // per-kernel detail
   std::vector<std::string> notes;   // modelling choices and what is not modelled
+  std::vector<std::string> hints;   // what the user could change, on the terminal (also in notes as "hint: ")
   // Workload-specific figures for the human summary and result.json, e.g. ("all_to_all_share", 0.3).
   std::vector<std::pair<std::string, double>> metrics;
 };

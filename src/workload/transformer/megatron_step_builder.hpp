@@ -45,6 +45,8 @@ class StepBuilder {
   std::vector<std::pair<std::string, std::string>> settings_list() const;
   std::string description() const;
   std::vector<std::string> notes() const;
+  // nvlink_domain_hints.cpp: TP, CP and EP groups that straddle two NVLink domains though they would fit one.
+  std::vector<std::string> nvlink_domain_hints() const;
 
   // megatron_layers.cpp
   // Compute that runs while a transfer is in flight (ring attention's KV blocks, TP collectives under

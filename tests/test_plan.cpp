@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -380,6 +382,40 @@ driver::Space dispatcher_space(const topology::Topology& topo, const std::string
                                       {"moe.dispatcher", dispatcher}})
     root.apply_override(k, v, "test");
   return driver::read_space(root, file, topo, false, {});
+}
+
+// The winner's hints reach `podsim plan`'s output through the worker processes: expert-parallel groups of
+// 64 on two NVL72 racks, the second pipeline stage's straddling them.
+TEST(Plan, WinnerCarriesItsNvlinkDomainHint) {
+  auto racks = preset("dgx-gb200-superpod", {{"nodes", "2"}});
+  const std::string file = testing::source_path("workloads/qwen3-30b-a3b.yaml");
+  ConfigNode root = ConfigNode::load_file(file);
+  for (const auto& [k, v] : Overrides{{"model.layers", "4"},
+                                      {"parallel.tp", "1"},
+                                      {"parallel.pp", "2"},
+                                      {"parallel.dp", "64"},
+                                      {"parallel.ep", "64"},
+                                      {"parallel.virtual_stages", "1"},
+                                      {"training.global_batch", "128"},
+                                      {"training.micro_batch", "1"},
+                                      {"moe.dispatcher", "alltoall"}})
+    root.apply_override(k, v, "test");
+  auto space = driver::read_space(root, file, racks, false, {});
+  auto r = driver::run_plan(racks, space, {.top = 1, .jobs = 1, .exhaustive = false, .progress = {}});
+  ASSERT_EQ(r.ranked(), 1);
+  ASSERT_EQ(r.rows[0].sim.hints.size(), 1u);
+  EXPECT_NE(r.rows[0].sim.hints[0].find("expert-parallel groups of 64 ranks span two NVLink domains"),
+            std::string::npos)
+      << r.rows[0].sim.hints[0];
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  driver::print_plan(out, space, r, 1);
+  std::fclose(out);
+  std::string printed(text, size);
+  std::free(text);
+  EXPECT_NE(printed.find("hint: 1 of the 2 expert-parallel groups"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("devices_used=64"), std::string::npos) << printed;
 }
 
 TEST(Plan, DispatcherIsSearchedWhereTokensCrossRanks) {

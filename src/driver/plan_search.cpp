@@ -31,7 +31,10 @@ std::string serialize(const SimOutcome& s) {
   for (double b : s.breakdown) out += fmt::format("\t{:.17g}", b);
   std::string detail = s.detail.substr(0, 2000), description = s.description.substr(0, 1000);
   std::replace(detail.begin(), detail.end(), '\n', ' ');
-  return out + "\n" + description + "\n" + detail + "\n";
+  std::string hints;  // one line, the hints separated by the ASCII unit separator
+  for (const auto& h : s.hints) hints += (hints.empty() ? "" : "\x1f") + h.substr(0, 1000);
+  std::replace(hints.begin(), hints.end(), '\n', ' ');
+  return out + "\n" + description + "\n" + detail + "\n" + hints + "\n";
 }
 
 SimOutcome deserialize(const std::string& text) {
@@ -45,6 +48,11 @@ SimOutcome deserialize(const std::string& text) {
   for (double& b : s.breakdown) fields >> b;
   std::getline(in, s.description);
   std::getline(in, s.detail);
+  std::string hints, hint;
+  std::getline(in, hints);
+  std::istringstream each(hints);
+  while (std::getline(each, hint, '\x1f'))
+    if (!hint.empty()) s.hints.push_back(hint);
   return s;
 }
 
@@ -147,6 +155,7 @@ SimOutcome simulate_candidate(const topology::Topology& topo, const workload::Wo
     s.breakdown = r.mean.seconds;
     s.bubble = r.mean.idle;
     s.description = r.plan.description;
+    s.hints = r.plan.hints;
   } catch (const InfeasibleConfig& e) {
     s.status = e.status();
     s.detail = e.what();

@@ -36,6 +36,7 @@ struct SimOutcome {
   std::array<double, workload::kCategories> breakdown{};  // mean over stages, seconds
   double bubble = 0;                                      // mean idle time
   std::string description = {};
+  std::vector<std::string> hints = {};  // what the user could change (StepPlan::hints)
   bool ok() const { return status == "ok"; }
 };
 

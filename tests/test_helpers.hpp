@@ -18,6 +18,19 @@ inline topology::Topology preset(const std::string& name, const topology::Overri
   return topology::load_topology(source_path("topologies/" + name + ".yaml"), sets);
 }
 
+// workloads/qwen3-30b-a3b.yaml cut to 4 layers, expert parallelism of 64 in each of two pipeline stages (128
+// ranks): on two NVL72 racks the second stage's ranks 64..127 straddle the racks (node.devices_used tests).
+inline Overrides expert_groups_of_64_in_two_stages() {
+  return {{"model.layers", "4"},
+          {"parallel.tp", "1"},
+          {"parallel.pp", "2"},
+          {"parallel.dp", "64"},
+          {"parallel.ep", "64"},
+          {"parallel.virtual_stages", "1"},
+          {"training.global_batch", "128"},
+          {"training.micro_batch", "1"}};
+}
+
 // The message of the InputError that `f` throws, or "" when it throws none (so `.empty()` means accepted).
 inline std::string error_of(const std::function<void()>& f) {
   try {

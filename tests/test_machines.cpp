@@ -225,14 +225,7 @@ TEST(DevicesUsed, BadCountsNameTheFieldAndWhatIsValid) {
 // second stage's ranks 64..127 straddle the racks and its all-to-all crosses InfiniBand; on 64 of each
 // rack's GPUs both stages' EP groups stay on NVLink, so the exposed all-to-all time falls.
 TEST(DevicesUsed, KeepsAnExpertGroupOnOneRack) {
-  workload::Overrides job = {{"model.layers", "4"},
-                             {"parallel.tp", "1"},
-                             {"parallel.pp", "2"},
-                             {"parallel.dp", "64"},
-                             {"parallel.ep", "64"},
-                             {"parallel.virtual_stages", "1"},
-                             {"training.global_batch", "128"},
-                             {"training.micro_batch", "1"}};
+  workload::Overrides job = podsim::testing::expert_groups_of_64_in_two_stages();
   auto run = [&](const topology::Overrides& sets) {
     auto topo = preset("dgx-gb200-superpod", sets);
     auto model = workload::load_workload_model(podsim::testing::source_path("workloads/qwen3-30b-a3b.yaml"),

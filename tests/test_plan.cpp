@@ -390,16 +390,9 @@ TEST(Plan, WinnerCarriesItsNvlinkDomainHint) {
   auto racks = preset("dgx-gb200-superpod", {{"nodes", "2"}});
   const std::string file = testing::source_path("workloads/qwen3-30b-a3b.yaml");
   ConfigNode root = ConfigNode::load_file(file);
-  for (const auto& [k, v] : Overrides{{"model.layers", "4"},
-                                      {"parallel.tp", "1"},
-                                      {"parallel.pp", "2"},
-                                      {"parallel.dp", "64"},
-                                      {"parallel.ep", "64"},
-                                      {"parallel.virtual_stages", "1"},
-                                      {"training.global_batch", "128"},
-                                      {"training.micro_batch", "1"},
-                                      {"moe.dispatcher", "alltoall"}})
-    root.apply_override(k, v, "test");
+  Overrides job = testing::expert_groups_of_64_in_two_stages();
+  job.push_back({"moe.dispatcher", "alltoall"});
+  for (const auto& [k, v] : job) root.apply_override(k, v, "test");
   auto space = driver::read_space(root, file, racks, false, {});
   auto r = driver::run_plan(racks, space, {.top = 1, .jobs = 1, .exhaustive = false, .progress = {}});
   ASSERT_EQ(r.ranked(), 1);

@@ -96,9 +96,10 @@ void print_plan(std::FILE* out, const Space& space, const PlanResult& result, in
                candidate_label(space, r.values), r.sim.step_time, r.sim.tokens_per_s, 100 * r.sim.mfu,
                r.sim.memory / GiB, bound_by(r.sim));
   }
-  if (shown > 0) fmt::print(out, "winner: {}\n", result.rows[0].sim.description);
-  if (shown > 0)
+  if (shown > 0) {
+    fmt::print(out, "winner: {}\n", result.rows[0].sim.description);
     for (const auto& h : result.rows[0].sim.hints) fmt::print(out, "hint: {}\n", h);
+  }
   if (std::string why = explain_winner(result); !why.empty()) fmt::print(out, "{}\n", why);
   long long skipped = 0;
   for (const auto& [reason, n] : result.skipped) skipped += n;

@@ -17,10 +17,8 @@ namespace {
 // The largest count of GPUs per server, below the server's, that is a multiple of `block` ranks and
 // leaves no NIC half used; 0 when there is none.
 int devices_used_for(const topology::Topology& topo, int block) {
-  int gpus = topo.devices_per_node;
-  int nics = topo.nodes > 0 ? topo.role_counts()["nic"] / topo.nodes : 0;
-  int per_nic = nics > 0 && gpus % nics == 0 ? gpus / nics : 1;
-  for (int used = gpus - 1; used >= block; --used)
+  int per_nic = static_cast<int>(topo.rail_peers(0).size());  // GPUs sharing device 0's NIC
+  for (int used = topo.devices_per_node - 1; used >= block; --used)
     if (used % block == 0 && used % per_nic == 0) return used;
   return 0;
 }
@@ -37,7 +35,6 @@ std::vector<std::string> StepBuilder::nvlink_domain_hints() const {
     int size, block;  // ranks per group; consecutive ranks one group's members lie in
     std::vector<std::vector<int>> groups;
   };
-  std::vector<Kind> kinds;
   const auto& p = w_.parallel;
   Kind tp{"tensor-parallel", layout_.tp, layout_.tp, {}},
       cp{"context-parallel", layout_.cp, layout_.tp * layout_.cp, {}};

@@ -119,7 +119,8 @@ TEST(NvidiaValidation, FsdpColumnIsZero3WithThatShardGroupAndCpIsSet) {
   auto zero1 = std::find(p.request.sets.begin(), p.request.sets.end(), "workload.parallel.zero=1");
   EXPECT_GT(zero3, zero1);  // the row's FSDP overrides the recipe's distributed optimizer
   auto cp1 = driver::plan_nvidia_row(row_from("9,DGX-H100,GPT3-175B,8,BF16,96,1,8192,0,1,1,1,1,1,100"), m, 8);
-  EXPECT_FALSE(has_set(cp1, "workload.parallel.cp=1"));  // cp 1 is the default: not set
+  // Set even at 1: a preset may carry another cp (llama3.1-405b.yaml has 2), which the row must undo.
+  EXPECT_TRUE(has_set(cp1, "workload.parallel.cp=1"));
   EXPECT_FALSE(has_set(cp1, "workload.parallel.zero=3"));
 }
 
@@ -481,6 +482,31 @@ TEST(NvidiaValidation, OlderRowsGetTheOptimizerStateTheirFrameworkKept) {
   EXPECT_EQ(last_set(plan("287,24.07,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,825"), main),
             "fp32_remainders");
   EXPECT_EQ(last_set(plan("320,25.02,DGX-H100,GPT3-175B,512,FP8,2048,2,2048,,4,8,1,6,,866"), main), "");
+}
+
+// Meta's Llama 3 405B table (validation/llama3-405b-meta.csv) with its own mapping: each row runs Meta's
+// layout on the RoCE cluster preset. podsim's Megatron interleaved schedule (N = pp contiguous
+// micro-batches) holds 128-143 one-layer chunk passes in flight on the first stages, more than 80 GiB, where
+// Meta's flexible-N schedule ran the 8K stage without checkpointing: the rows are out_of_memory (README,
+// "Meta's Llama 3 405B").
+TEST(MetaLlama3, RowsRunMetasLayoutOnItsRoceCluster) {
+  driver::NvidiaValidationRequest request{source_path("validation/llama3-405b-meta.csv"),
+                                          source_path("validation/meta-llama3-presets.yaml"),
+                                          {},
+                                          {}};
+  auto v = driver::validate_nvidia_table(request);
+  ASSERT_EQ(v.rows.size(), 3u);
+  const int dp[] = {64, 128, 8};
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& r = v.rows[i];
+    EXPECT_EQ(r.dp, dp[i]) << r.row.row_id;
+    for (const char* set : {"topologies/meta-h100-roce.yaml", "parallel.cp_algorithm=all_gather",
+                            "parallel.virtual_stages=8", "training.grad_reduce_precision=fp32",
+                            "training.precision=bf16", "parallel.embedding_in_pipeline_split=true"})
+      EXPECT_NE(r.command.find(set), std::string::npos) << r.row.row_id << " lacks " << set;
+    EXPECT_EQ(r.status, "out_of_memory") << r.row.row_id << ": " << r.detail;
+    EXPECT_NE(r.detail.find("has 80 GiB"), std::string::npos) << r.detail;
+  }
 }
 
 }  // namespace

@@ -38,6 +38,37 @@ TEST(GpuCluster, BisectionOfNonBlockingFatTree) {
   EXPECT_LT(topology::bisection_bandwidth(thin).bandwidth, 0.75 * 64 * 8 * 25e9);
 }
 
+TEST(GpuCluster, CoreOversubscriptionTapersBetweenSpineGroups) {
+  // Meta's Llama 3 cluster: pods of 3,072 GPUs at full bisection, 1:7 between them. Two pods here.
+  auto meta = preset("meta-h100-roce", {{"nodes", "768"}});
+  auto flat = preset("meta-h100-roce", {{"nodes", "768"}, {"fabric.core_oversubscription", "1"}});
+  double spine_up = 0, flat_up = 0, spine_down = 0;
+  auto core_links = [](const topology::Topology& t, double& up) {
+    for (const auto& l : t.links)
+      if (t.vertices[l.b].role == "core plane") up = l.bandwidth;
+  };
+  core_links(meta, spine_up);
+  core_links(flat, flat_up);
+  for (const auto& l : meta.links)
+    if (meta.vertices[l.a].role == "leaf" && meta.vertices[l.b].role == "spine") spine_down += l.bandwidth;
+  EXPECT_NEAR(spine_up * 7, flat_up, 1e-6 * flat_up);
+  // Per rail and pod, the spines take every leaf uplink (32 servers x 50 GB/s per SU, 12 SUs) and pass a
+  // seventh of it up.
+  EXPECT_NEAR(flat_up * meta.role_counts()["spine"], spine_down, 1e-6 * spine_down);
+  EXPECT_LT(topology::bisection_bandwidth(meta).bandwidth,
+            0.2 * topology::bisection_bandwidth(flat).bandwidth);
+  EXPECT_TRUE(topology::check_routes(meta, 40).empty());
+  bool described = false;
+  for (const auto& [k, v] : meta.facts)
+    described |= k == "oversubscription" && v.find("7:1 from the spines") != v.npos;
+  EXPECT_TRUE(described);
+  std::string e = podsim::testing::error_of([] {
+    preset("meta-h100-roce", {{"fabric.core_oversubscription", "0.5"}});
+  });
+  EXPECT_NE(e.find("core_oversubscription"), std::string::npos) << e;
+  EXPECT_NE(e.find("7 for 1:7"), std::string::npos) << e;
+}
+
 TEST(GpuCluster, RoutesStayOnTheirRailAndUseNvlinkWithinAServer) {
   auto topo = preset("dgx-a100-superpod", {{"nodes", "40"}});
   topology::Route r;

@@ -164,7 +164,8 @@ RowPlan plan_nvidia_row(const NvidiaRow& row, const PresetMapping& mapping, int 
   s.push_back(fmt::format("workload.model.seq_len={}", *row.seq_len));
   s.push_back(fmt::format("workload.parallel.tp={}", *row.tp));
   s.push_back(fmt::format("workload.parallel.pp={}", *row.pp));
-  if (cp != 1) s.push_back(fmt::format("workload.parallel.cp={}", cp));  // cp 1 is the default
+  // Always: a preset may carry its usual cp (llama3.1-405b.yaml: 2), which a cp 1 row must undo.
+  s.push_back(fmt::format("workload.parallel.cp={}", cp));
   // Expert parallelism (MoE presets; a dense preset given ep > 1 fails its own validation, named per row).
   if (row.ep.value_or(1) != 1) s.push_back(fmt::format("workload.parallel.ep={}", *row.ep));
   s.push_back(fmt::format("workload.parallel.dp={}", plan.dp));

@@ -156,14 +156,16 @@ struct GpuClusterSpec {
   double nic_bw = 0, pcie_bw = 0, pcie_lat = 0;
   int radix = 0;
   double hop_lat = 0, oversub = 1;
-  int domain_devices = 0;  // devices on one NVLink domain
-  bool sharp = false;      // fabric.in_network_reduction: sharp (the InfiniBand switches reduce)
+  double core_oversub = 1;  // spine-to-core uplinks (fabric.core_oversubscription), between spine groups
+  int domain_devices = 0;   // devices on one NVLink domain
+  bool sharp = false;       // fabric.in_network_reduction: sharp (the InfiniBand switches reduce)
 };
 
 // Link bandwidths that follow from the sizing of the tree (see size_fat_tree).
 struct TierBandwidth {
   double leaf_up = 0;     // all uplinks of one leaf
   double spine_down = 0;  // all downlinks of one spine
+  double spine_up = 0;    // all uplinks of one spine to its core plane (with more than one spine group)
 };
 
 // `scale_up.domain_devices`: how many servers one NVLink domain spans. The domain is whole servers and the
@@ -246,6 +248,11 @@ void read_fabric(const ConfigNode& root, FatTreeShape& shape, GpuClusterSpec& sp
   spec.hop_lat = fabric.non_negative_or("hop_latency_us", 0.6) * 1e-6;
   spec.oversub = fabric.positive_or("oversubscription", 1.0);
   if (spec.oversub < 1) fabric.fail("oversubscription", "must be 1 (non-blocking) or more (e.g. 2 for 2:1)");
+  // Large clusters often taper above the pod: Meta's Llama 3 cluster joins its pods of 3,072 GPUs 1:7.
+  spec.core_oversub = fabric.positive_or("core_oversubscription", 1.0);
+  if (spec.core_oversub < 1)
+    fabric.fail("core_oversubscription",
+                "must be 1 (non-blocking between spine groups) or more (e.g. 7 for 1:7 above each pod)");
   // NCCL runs CollNet (SHARP) only when asked (NCCL_COLLNET_ENABLE=1 with the SHARP plugin): off by default.
   spec.sharp = fabric.choice_or("in_network_reduction", {"none", "sharp"}, "none") == "sharp";
   fabric.reject_unknown_keys();
@@ -274,6 +281,8 @@ TierBandwidth size_fat_tree(FatTreeShape& shape, const GpuClusterSpec& spec) {
   if (shape.groups > 1) {
     // Each spine sends up as many cables as come up to it; a plane's cores take every pod's spine j.
     int spine_up_ports = (sus_in_group * leaf_up_ports + shape.spines_per_rail - 1) / shape.spines_per_rail;
+    spine_up_ports = std::max(1, static_cast<int>(std::ceil(spine_up_ports / spec.core_oversub)));
+    bw.spine_up = bw.spine_down / spec.core_oversub;
     shape.cores_per_plane = std::max(1, (shape.groups * spine_up_ports + radix - 1) / radix);
   }
   return bw;
@@ -382,7 +391,7 @@ void add_cores(Topology& topo, RailFatTreeRouter& router, const GpuClusterSpec& 
       for (int j = 0; j < planes; ++j)
         router.spine_core[router.spine_index(g, r, j)] =
             topo.add_link(spine_vertex[router.spine_index(g, r, j)], plane_vertex[r * planes + j],
-                          bw.spine_down, spec.hop_lat, LinkClass::infiniband);
+                          bw.spine_up, spec.hop_lat, LinkClass::infiniband);
 }
 
 // Fabric: only the tiers the size needs (one server has none, one SU only leaves, one group no cores).
@@ -421,7 +430,10 @@ void describe_gpu_cluster(Topology& topo, const FatTreeShape& shape, const GpuCl
            : fmt::format("leaf/spine/core ({} spine groups of {} SUs; per rail {} core planes of "
                          "{} switches, each plane modelled as one non-blocking switch)",
                          shape.groups, shape.sus_per_group, shape.spines_per_rail, shape.cores_per_plane)},
-      {"oversubscription", fmt::format("{}:1", spec.oversub)},
+      {"oversubscription", shape.groups > 1
+                               ? fmt::format("{}:1 at the leaves, {}:1 from the spines to the cores",
+                                             spec.oversub, spec.core_oversub)
+                               : fmt::format("{}:1", spec.oversub)},
       {"SHARP", spec.sharp ? std::string("InfiniBand switches reduce, one aggregation tree per rail "
                                          "(collnet_direct, nvls across servers)")
                            : std::string("off (fabric.in_network_reduction: sharp turns it on)")},

@@ -76,13 +76,10 @@ bool splits_evenly(const WorkloadConfig& w, int virtual_stages) {
   if (has_layout(w.parallel)) return virtual_stages >= 1 && layout_for(w.parallel, virtual_stages) != nullptr;
   if (!w.parallel.pipeline_layouts.empty()) return virtual_stages == 1;  // pp 1: one chunk
   long long chunks = static_cast<long long>(w.parallel.pp) * virtual_stages;
-  long long slots = pipeline_slots(w);
-  if (virtual_stages < 1 || slots % chunks) return false;
-  bool counted = w.parallel.embedding_in_pipeline_split || w.parallel.loss_in_pipeline_split;
-  // The chunk holding the embedding or the loss needs a transformer layer besides it (two slots); with
-  // both on one chunk (pp 1, one chunk) it needs three.
-  long long both = w.parallel.embedding_in_pipeline_split && w.parallel.loss_in_pipeline_split && chunks == 1;
-  return slots / chunks >= (counted ? 2 : 1) + both;
+  // A chunk may hold the embedding or the loss alone: Megatron-Core asks only that the slots divide
+  // (TransformerConfig's account_for_*_in_pipeline_split checks), and Llama 3 405B ran 126 layers + 2 slots
+  // as 128 one-slot chunks, the first holding only the embedding, the last only the output and loss.
+  return virtual_stages >= 1 && pipeline_slots(w) % chunks == 0;
 }
 
 void check_pipeline_split(const WorkloadConfig& w, int v, const ConfigNode& par) {
@@ -106,19 +103,12 @@ void check_pipeline_split(const WorkloadConfig& w, int v, const ConfigNode& par)
   std::string what = counted.empty()
                          ? fmt::format("layers={}", w.model.layers)
                          : fmt::format("{} layer slots (layers {}{})", slots, w.model.layers, counted);
-  bool divides = slots % (static_cast<long long>(p.pp) * v) == 0;
   par.fail(p.virtual_stages_auto || v == 1 ? "pp" : "virtual_stages",
-           divides
-               ? fmt::format("{} split into pp*virtual_stages = {}*{} chunks leaves a chunk with the "
-                             "embedding or the loss but no transformer layer; use fewer chunks",
-                             what, p.pp, v)
-               : fmt::format("{} is not divisible by pp*virtual_stages = {}*{}; valid pp*virtual_stages: "
-                             "{}{}",
-                             what, p.pp, v, fmt::join(valid, ", "),
-                             counted.empty() ? "; Megatron's account_for_embedding/loss_in_pipeline_split "
-                                               "is parallel.embedding_in_pipeline_split / "
-                                               "loss_in_pipeline_split"
-                                             : ""));
+           fmt::format("{} is not divisible by pp*virtual_stages = {}*{}; valid pp*virtual_stages: {}{}",
+                       what, p.pp, v, fmt::join(valid, ", "),
+                       counted.empty() ? "; Megatron's account_for_embedding/loss_in_pipeline_split is "
+                                         "parallel.embedding_in_pipeline_split / loss_in_pipeline_split"
+                                       : ""));
 }
 
 }  // namespace podsim::workload

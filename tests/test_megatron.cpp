@@ -116,6 +116,59 @@ TEST(Megatron, OverlappedPipelineCommunicationWaitsLess) {
   EXPECT_NE(m.find("overlap_p2p_comm_warmup_flush"), std::string::npos) << m;
 }
 
+// parallel.microbatch_group_size (Megatron-Core's microbatch_group_size_per_vp_stage): 10 microbatches on
+// pp 4 run interleaved in groups of 5 (not a multiple of pp, which the default needs); breadth-first groups
+// (all 16 microbatches) hold more activations than depth-first ones; a group outside [pp, microbatches], a
+// last group shorter than pp, or a group without the interleaved schedule is an input error naming the key.
+TEST(Megatron, MicrobatchGroupsOfTheInterleavedSchedule) {
+  Overrides common = {
+      {"model.layers", "32"}, {"parallel.tp", "8"}, {"parallel.pp", "4"}, {"parallel.virtual_stages", "2"}};
+  auto ten = common;
+  ten.insert(ten.end(), {{"training.global_batch", "10"}, {"parallel.microbatch_group_size", "5"}});
+  auto r = run({{"nodes", "4"}}, ten);
+  ASSERT_EQ(r.status, "ok") << r.status_detail;
+  EXPECT_NO_THROW(r.plan.graph.topological_order());
+  for (const auto& s : r.stages) EXPECT_NEAR(s.total(), r.step_time(), 1e-9 * r.step_time());
+  auto depth = common, breadth = common;
+  depth.push_back({"training.global_batch", "16"});
+  breadth.insert(breadth.end(), {{"training.global_batch", "16"}, {"parallel.microbatch_group_size", "16"}});
+  auto d = run({{"nodes", "4"}}, depth), b = run({{"nodes", "4"}}, breadth);
+  EXPECT_GT(b.plan.memory[0].activations, 1.5 * d.plan.memory[0].activations);
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "4"}});
+  auto error = [&](Overrides sets) {
+    Overrides base = {{"model.layers", "32"},
+                      {"parallel.tp", "8"},
+                      {"parallel.pp", "4"},
+                      {"parallel.dp", "1"},
+                      {"parallel.virtual_stages", "2"}};
+    base.insert(base.end(), sets.begin(), sets.end());
+    return podsim::testing::error_of(
+        [&] { load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"), base, topo); });
+  };
+  std::string small = error({{"training.global_batch", "16"}, {"parallel.microbatch_group_size", "3"}});
+  EXPECT_NE(small.find("microbatch_group_size"), std::string::npos) << small;
+  EXPECT_NE(small.find("between pp=4"), std::string::npos) << small;
+  std::string ragged = error({{"training.global_batch", "11"}, {"parallel.microbatch_group_size", "5"}});
+  EXPECT_NE(ragged.find("last group of 1"), std::string::npos) << ragged;
+  std::string plain = error({{"training.global_batch", "10"}});
+  EXPECT_NE(plain.find("multiple of pp=4"), std::string::npos) << plain;
+  std::string no_chunks = error({{"parallel.schedule", "1f1b"},
+                                 {"parallel.virtual_stages", "1"},
+                                 {"parallel.microbatch_group_size", "4"}});
+  EXPECT_NE(no_chunks.find("interleaved"), std::string::npos) << no_chunks;
+  // dp: auto says why no degree fits.
+  std::string automatic = podsim::testing::error_of([&] {
+    load_workload(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                  {{"model.layers", "32"},
+                   {"parallel.tp", "8"},
+                   {"parallel.pp", "4"},
+                   {"parallel.virtual_stages", "2"},
+                   {"training.global_batch", "10"}},
+                  topo);
+  });
+  EXPECT_NE(automatic.find("microbatch_group_size"), std::string::npos) << automatic;
+}
+
 TEST(Megatron, TensorParallelCommunicationOnlyWithTensorParallelism) {
   auto tp1 = run({{"nodes", "1"}}, {{"parallel.tp", "1"},
                                     {"parallel.pp", "1"},

@@ -117,6 +117,12 @@ TEST(MegatronArgs, ParallelLayoutAndVirtualStages) {
       "cmd");
   EXPECT_TRUE(has_set(blocking, "workload.parallel.overlap_p2p_comm=false")) << joined(blocking.sets);
   EXPECT_TRUE(blocking.warnings.empty()) << joined(blocking.warnings);
+  auto grouped = driver::parse_megatron_args(
+      "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 "
+      "--microbatch-group-size-per-virtual-pipeline-stage 6",
+      "cmd");
+  EXPECT_TRUE(has_set(grouped, "workload.parallel.microbatch_group_size=6")) << joined(grouped.sets);
+  EXPECT_TRUE(grouped.warnings.empty()) << joined(grouped.warnings);
   auto combined = driver::parse_megatron_args("--num-experts 8 --overlap-moe-expert-parallel-comm", "cmd");
   EXPECT_TRUE(has_set(combined, "workload.moe.overlap=combined_1f1b")) << joined(combined.sets);
   EXPECT_TRUE(combined.warnings.empty()) << joined(combined.warnings);

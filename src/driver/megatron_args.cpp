@@ -267,6 +267,8 @@ void MegatronMapper::virtual_stages() {
     // Megatron-LM overlaps the interleaved schedule's p2p communication unless told not to
     // (--no-overlap-p2p-communication; arguments.py turns it off without virtual stages).
     set("parallel.overlap_p2p_comm", has("no-overlap-p2p-communication") ? "false" : "true");
+    if (auto group = integer("microbatch-group-size-per-virtual-pipeline-stage"))
+      set("parallel.microbatch_group_size", *group);
   } else if (pp > 1 || v) {
     set("parallel.schedule", "1f1b");
     set("parallel.virtual_stages", 1);

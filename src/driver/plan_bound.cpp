@@ -48,10 +48,13 @@ double Estimator::memory(const WorkloadConfig& w) {
   // Combined 1F1B holds one more forward in flight (the builder refuses it pipelined without chunks).
   bool combined = w.moe.enabled() && w.moe.overlap == workload::MoeOverlap::combined_1f1b &&
                   (p == 1 || (schedule == Schedule::interleaved && v > 1));
-  auto key = std::make_tuple(static_cast<int>(schedule), p, m, v, combined);
+  int group = w.parallel.microbatch_group;
+  auto key = std::make_tuple(static_cast<int>(schedule), p, m, v, combined, group);
   auto it = peaks_.find(key);
   if (it == peaks_.end())
-    it = peaks_.emplace(key, workload::peak_in_flight(workload::build_schedule(schedule, p, m, v, combined)))
+    it = peaks_
+             .emplace(key, workload::peak_in_flight(
+                               workload::build_schedule(schedule, p, m, v, combined, {}, group)))
              .first;
   double peak = 0;
   for (const auto& stage :

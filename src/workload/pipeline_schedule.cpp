@@ -1,5 +1,7 @@
 #include "podsim/workload/pipeline_schedule.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -104,32 +106,54 @@ StageProgram one_f_one_b(int r, int p, int m) {
   return prog;
 }
 
-// forward_backward_pipelining_with_interleaving (`combined`: one more warmup forward, so that the paired
-// forward and backward of each steady-state step are independent, and the pairs marked; `overlap`:
-// the P2pOverlap of build_schedule).
-StageProgram interleaved(int r, int p, int m, int v, bool combined, P2pOverlap overlap_p2p) {
+// Megatron-Core's schedule table (schedules.py get_schedule_table): the chunk passes of a stage in the
+// order its forwards run, `group` contiguous microbatches per chunk at a time (the last group takes what
+// is left), as (microbatch, chunk). With group = pp it is the classic depth-first interleaving.
+std::vector<std::pair<int, int>> schedule_table(int m, int v, int group) {
+  std::vector<std::pair<int, int>> table;
+  for (int first = 0; first < m; first += group) {
+    int end = std::min(first + group, m);
+    for (int c = 0; c < v; ++c)
+      for (int mb = first; mb < end; ++mb) table.emplace_back(mb, c);
+  }
+  return table;
+}
+
+// forward_backward_pipelining_with_interleaving as Megatron-Core runs it with its schedule table
+// (`group`: microbatch_group_size_per_vp_stage; `combined`: one more warmup forward, so that the paired
+// forward and backward of each steady-state step are independent, and the pairs marked; `overlap`: the
+// P2pOverlap of build_schedule).
+StageProgram interleaved(int r, int p, int m, int v, int group, bool combined, P2pOverlap overlap_p2p) {
   const bool overlap = overlap_p2p.steady, edges = overlap_p2p.steady && overlap_p2p.warmup_flush;
   auto call = [](StageProgram& prog, std::vector<P2p> p2p, bool async) {
     workload::call(prog, std::move(p2p), async);
   };
   const int total = m * v;
+  const auto table = schedule_table(m, v, group);
   auto chunk_of = [&](int k, bool forward) {
-    int group = p * v;
-    int c = ((k % group + group) % group) / p;  // Python's modulo: k may be negative
+    int c = table[static_cast<size_t>((k % total + total) % total)].second;
     return forward ? c : v - 1 - c;
   };
-  auto microbatch_of = [&](int k) { return (k / (p * v)) * p + k % p; };
-  bool all_warmup = m == p;
-  int warmup = all_warmup ? total : std::min((p - r - 1) * 2 + (v - 1) * p + (combined ? 1 : 0), total);
-  int remaining = total - warmup;
+  auto microbatch_of = [&](int k) { return table[static_cast<size_t>(k)].first; };
   bool first_rank = r == 0, last_rank = r == p - 1;
+  // recv_tensor_from_previous_stage: the leading stage (the first rank forward, the last backward) runs
+  // p - 1 iterations ahead of the ending one, so at iteration k it receives what the ending stage made at
+  // k - (p - 1): nothing before that, nor after the ending stage's last chunk. Every other stage receives.
+  auto receives = [&](int k, bool forward) {
+    if (!(forward ? first_rank : last_rank)) return true;
+    return k >= p - 1 && chunk_of(k - (p - 1), forward) != (forward ? v - 1 : 0);
+  };
+  int warmup = (p - r - 1) * 2 + (v - 1) * group + (combined ? 1 : 0);
+  bool all_warmup = warmup >= total;
+  warmup = std::min(warmup, total);
+  int remaining = total - warmup;
 
   StageProgram prog;
   if (!first_rank) call(prog, {kRecvPrevAct}, edges);
   for (int k = 0; k < warmup; ++k) {
     int c = chunk_of(k, true);
     prog.push_back(compute(Pass::forward, microbatch_of(k), c));
-    bool recv_prev = !(first_rank && chunk_of(k + 1, true) == 0) && k != total - 1;
+    bool recv_prev = receives(k, true) && k != total - 1;
     bool send = !(last_rank && c == v - 1);
     std::vector<P2p> ops;
     if (send) ops.push_back(kSendNextAct);
@@ -148,8 +172,8 @@ StageProgram interleaved(int r, int p, int m, int v, bool combined, P2pOverlap o
     int fc = chunk_of(fk, true), bc = chunk_of(k, false);
     bool send_act = !(last_rank && fc == v - 1);
     bool send_grad = !(first_rank && bc == 0);
-    bool recv_prev = !(first_rank && chunk_of(fk - (p - 1), true) == v - 1);
-    bool recv_next = !(last_rank && chunk_of(k - (p - 1), false) == 0);
+    bool recv_prev = receives(fk, true);
+    bool recv_next = receives(k, false);
     if (k == remaining - 1) recv_prev = false;
     std::vector<P2p> forward_ops, backward_ops;
     if (send_act) forward_ops.push_back(kSendNextAct);
@@ -173,7 +197,7 @@ StageProgram interleaved(int r, int p, int m, int v, bool combined, P2pOverlap o
   for (int k = remaining; k < total; ++k) {
     int bc = chunk_of(k, false);
     prog.push_back(compute(Pass::backward, microbatch_of(k), bc));
-    bool recv_next = !(last_rank && chunk_of(k + 1, false) == v - 1) && k != total - 1;
+    bool recv_next = receives(k, false) && k != total - 1;
     bool send_grad = !(first_rank && bc == 0);
     std::vector<P2p> ops;
     if (send_grad) ops.push_back(kSendPrevGrad);
@@ -185,8 +209,26 @@ StageProgram interleaved(int r, int p, int m, int v, bool combined, P2pOverlap o
 
 }  // namespace
 
+std::string interleaved_group_problem(int stages, long long microbatches, int group) {
+  int n = group > 0 ? group : stages;
+  if (n < stages || n > microbatches)
+    return fmt::format(
+        "{} contiguous microbatches per chunk must be between pp={} and the {} microbatches "
+        "of a step",
+        n, stages, microbatches);
+  long long last = microbatches % n;
+  if (last > 0 && last < stages)
+    return group > 0 ? fmt::format(
+                           "the {} microbatches leave a last group of {} (microbatches % {}), fewer "
+                           "than pp={}: it must be whole or at least pp",
+                           microbatches, last, n, stages)
+                     : fmt::format("the number of microbatches ({}) must be a multiple of pp={}",
+                                   microbatches, stages);
+  return {};
+}
+
 std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks,
-                                         bool combined_1f1b, P2pOverlap overlap_p2p) {
+                                         bool combined_1f1b, P2pOverlap overlap_p2p, int microbatch_group) {
   if (stages < 1 || microbatches < 1 || chunks < 1)
     throw std::invalid_argument("schedule needs positive sizes");
   if (combined_1f1b && stages > 1 && (schedule != Schedule::interleaved || chunks == 1))
@@ -210,9 +252,11 @@ std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int micr
           programs.push_back(one_f_one_b(r, stages, microbatches));
           break;
         }
-        if (microbatches % stages)
-          throw std::invalid_argument("interleaved schedule needs microbatches % stages == 0");
-        programs.push_back(interleaved(r, stages, microbatches, chunks, combined_1f1b, overlap_p2p));
+        if (auto why = interleaved_group_problem(stages, microbatches, microbatch_group); !why.empty())
+          throw std::invalid_argument("interleaved schedule: " + why);
+        programs.push_back(interleaved(r, stages, microbatches, chunks,
+                                       microbatch_group > 0 ? microbatch_group : stages, combined_1f1b,
+                                       overlap_p2p));
         break;
       default: programs.push_back(one_f_one_b(r, stages, microbatches)); break;
     }

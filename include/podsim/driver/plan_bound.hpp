@@ -73,8 +73,9 @@ class Estimator {
   const calibration::ComputeModel& compute_model(const workload::WorkloadConfig& w);
   const topology::Topology& topo_;
   std::optional<calibration::ComputeModel> cm_;  // every candidate has the same precision
-  std::map<std::tuple<int, int, int, int, bool>, std::vector<int>> peaks_;  // (schedule, p, m, v, combined)
-  std::map<std::tuple<int, int, double>, double> collectives_;              // (tp, kind, bytes)
+  // (schedule, p, m, v, combined, microbatch group) -> peak passes in flight per stage
+  std::map<std::tuple<int, int, int, int, bool, int>, std::vector<int>> peaks_;
+  std::map<std::tuple<int, int, double>, double> collectives_;  // (tp, kind, bytes)
 };
 
 }  // namespace podsim::driver

@@ -4,6 +4,7 @@
 // stages and returns only when all of them are done.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "podsim/core/names.hpp"
@@ -62,8 +63,18 @@ struct P2pOverlap {
   bool warmup_flush = false;
 };
 
+// `microbatch_group`: Megatron-Core's microbatch_group_size_per_vp_stage, the contiguous microbatches each
+// chunk of the interleaved schedule runs at a time (0: pp, the depth-first default). Larger groups hold more
+// activations ((p - r - 1) * 2 + (v - 1) * group warm-up passes on stage r) and let the number of
+// microbatches be other than a multiple of pp (interleaved_group_problem).
 std::vector<StageProgram> build_schedule(Schedule schedule, int stages, int microbatches, int chunks,
-                                         bool combined_1f1b = false, P2pOverlap overlap = {});
+                                         bool combined_1f1b = false, P2pOverlap overlap = {},
+                                         int microbatch_group = 0);
+
+// Megatron-Core's rule for the interleaved schedule (schedules.py): pp <= group <= microbatches, and the
+// last group either whole or at least pp long (with the default group = pp: microbatches a multiple of pp).
+// Empty when it holds, else why not (for the error message).
+std::string interleaved_group_problem(int stages, long long microbatches, int group = 0);
 
 // The largest number of forward chunk-passes whose backward has not finished, per stage: the number of
 // microbatch activations each stage holds at its peak.

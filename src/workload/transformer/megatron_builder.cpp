@@ -69,7 +69,8 @@ StepPlan StepBuilder::describe() {
   head_ = head_costs(costed, mb_, *cm_);
   if (w_.moe.enabled()) moe_ = moe_layer_costs(costed, mb_, *cm_, layer_);
   programs_ = build_schedule(p_ == 1 ? Schedule::none : w_.parallel.schedule, p_, m_, v_, combined_1f1b_,
-                             {w_.parallel.overlap_p2p_comm, w_.parallel.overlap_p2p_comm_warmup_flush});
+                             {w_.parallel.overlap_p2p_comm, w_.parallel.overlap_p2p_comm_warmup_flush},
+                             w_.parallel.microbatch_group);
   plan.memory = stage_memory(w_, mb_, v_, peak_in_flight(programs_), topo_.device_profile);
   double batch = static_cast<double>(w_.training.global_batch);
   plan.hardware_flops = moe_hardware_flops(w_, batch);  // = hardware_flops for dense models (moe_math)

@@ -32,7 +32,8 @@ std::string divisors_up_to(long long n, long long limit) {
 }
 
 // dp: auto: the most replicas the devices hold that also divide the batch (global_batch by dp, the
-// per-replica batch by micro_batch, the interleaved schedule's microbatches by pp); the devices beyond
+// per-replica batch by micro_batch, the interleaved schedule's microbatches into its groups: pp by
+// default, interleaved_group_problem); the devices beyond
 // dp x tp x cp x pp stay idle (the summary shows "N of M devices").
 int auto_data_parallel(const WorkloadConfig& w, const ConfigNode& train, int most) {
   const auto& t = w.training;
@@ -41,14 +42,20 @@ int auto_data_parallel(const WorkloadConfig& w, const ConfigNode& train, int mos
     long long per_replica = t.global_batch / dp;
     if (t.micro_batch_auto) return dp;
     if (per_replica % t.micro_batch) continue;
-    if (w.parallel.schedule == Schedule::interleaved && (per_replica / t.micro_batch) % w.parallel.pp)
+    if (w.parallel.schedule == Schedule::interleaved &&
+        !interleaved_group_problem(w.parallel.pp, per_replica / t.micro_batch, w.parallel.microbatch_group)
+             .empty())
       continue;
     return dp;
   }
   train.fail("global_batch",
              fmt::format("dp: auto found no data-parallel degree up to {} that divides "
-                         "global_batch={} (with micro_batch={}); change global_batch or set dp",
-                         most, t.global_batch, t.micro_batch));
+                         "global_batch={} (with micro_batch={}{}); change global_batch or set dp",
+                         most, t.global_batch, t.micro_batch,
+                         w.parallel.schedule == Schedule::interleaved
+                             ? ", and microbatches per replica that the interleaved schedule takes: a "
+                               "multiple of pp, or groups of parallel.microbatch_group_size"
+                             : ""));
   return 1;
 }
 
@@ -260,6 +267,11 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
         "extends parallel.overlap_p2p_comm to the warm-up and the flush, which is off; set "
         "parallel.overlap_p2p_comm: true or remove overlap_p2p_comm_warmup_flush (Megatron-Core requires "
         "both)");
+  w.parallel.microbatch_group = static_cast<int>(par.integer_in_or("microbatch_group_size", 1, 1 << 24, 0));
+  if (w.parallel.microbatch_group > 0 && !interleaved)
+    par.fail("microbatch_group_size",
+             "groups the microbatches of the interleaved schedule's chunks; set parallel.schedule: "
+             "interleaved with virtual_stages > 1, or remove microbatch_group_size");
   w.parallel.dp_overlap = par.boolean_or("dp_overlap", true);
   read_dp_bucket(par, w.parallel);
   w.parallel.dp_algorithm =
@@ -380,12 +392,12 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
                              "valid: {}",
                              per_replica, w.training.micro_batch, divisors_up_to(per_replica, 64)));
     long long microbatches = per_replica / w.training.micro_batch;
-    if (p.schedule == Schedule::interleaved && microbatches % p.pp)
-      train.fail(
-          "micro_batch",
-          fmt::format("the interleaved schedule needs the number of microbatches ({}) to be a multiple of "
-                      "pp={}",
-                      microbatches, p.pp));
+    if (p.schedule == Schedule::interleaved) {
+      std::string why = interleaved_group_problem(p.pp, microbatches, p.microbatch_group);
+      if (!why.empty() && p.microbatch_group > 0)
+        par.fail("microbatch_group_size", fmt::format("the interleaved schedule: {}", why));
+      if (!why.empty()) train.fail("micro_batch", fmt::format("the interleaved schedule: {}", why));
+    }
     if (microbatches > 10000000)
       train.fail("micro_batch",
                  fmt::format("{} microbatches per step is beyond what podsim simulates (at most 10^7)",

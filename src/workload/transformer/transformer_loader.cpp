@@ -77,7 +77,9 @@ std::vector<std::pair<int, int>> candidate_settings(const WorkloadConfig& w) {
   for (int b : micro_batches)
     for (int v : virtual_stages) {
       long long microbatches = per_replica / b;
-      if (w.parallel.schedule == Schedule::interleaved && v > 1 && microbatches % w.parallel.pp) continue;
+      if (w.parallel.schedule == Schedule::interleaved && v > 1 &&
+          !interleaved_group_problem(w.parallel.pp, microbatches, w.parallel.microbatch_group).empty())
+        continue;
       out.emplace_back(b, v);
     }
   return out;

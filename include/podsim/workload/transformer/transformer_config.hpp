@@ -116,6 +116,9 @@ struct ParallelConfig {
   // P2pOverlap): the interleaved schedule's receives posted one step early and waited just before their
   // consumer, in the steady state (and in the warm-up and flush). Only with virtual stages.
   bool overlap_p2p_comm = false, overlap_p2p_comm_warmup_flush = false;
+  // Megatron-Core's microbatch_group_size_per_vp_stage: contiguous microbatches per chunk of the
+  // interleaved schedule (0: pp, the default depth-first order; pipeline_schedule.hpp build_schedule).
+  int microbatch_group = 0;
   bool dp_overlap = true;  // bucketed gradient all-reduce overlapped with the last backward
   double dp_bucket_bytes = 25e6;
   // dp_bucket_MB: megatron_core: buckets of max(40M, 1M x dp x cp) parameters, Megatron-Core's default

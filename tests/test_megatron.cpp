@@ -129,6 +129,7 @@ TEST(Megatron, MicrobatchGroupsOfTheInterleavedSchedule) {
   ASSERT_EQ(r.status, "ok") << r.status_detail;
   EXPECT_NO_THROW(r.plan.graph.topological_order());
   for (const auto& s : r.stages) EXPECT_NEAR(s.total(), r.step_time(), 1e-9 * r.step_time());
+  EXPECT_NE(r.plan.description.find("in groups of 5 microbatches"), std::string::npos) << r.plan.description;
   auto depth = common, breadth = common;
   depth.push_back({"training.global_batch", "16"});
   breadth.insert(breadth.end(), {{"training.global_batch", "16"}, {"parallel.microbatch_group_size", "16"}});

@@ -198,11 +198,15 @@ std::vector<std::pair<std::string, std::string>> StepBuilder::settings_list() co
 }
 
 std::string StepBuilder::description() const {
-  std::string schedule = p_ == 1 ? "no pipeline"
-                         : w_.parallel.schedule == Schedule::interleaved && v_ > 1
-                             ? fmt::format("interleaved 1F1B, {} virtual stages", v_)
-                         : w_.parallel.schedule == Schedule::gpipe ? "GPipe"
-                                                                   : "1F1B";
+  std::string schedule =
+      p_ == 1 ? "no pipeline"
+      : w_.parallel.schedule == Schedule::interleaved && v_ > 1
+          ? fmt::format("interleaved 1F1B, {} virtual stages{}", v_,
+                        w_.parallel.microbatch_group > 0 && w_.parallel.microbatch_group != p_
+                            ? fmt::format(" in groups of {} microbatches", w_.parallel.microbatch_group)
+                            : "")
+      : w_.parallel.schedule == Schedule::gpipe ? "GPipe"
+                                                : "1F1B";
   std::string cp =
       layout_.cp > 1
           ? fmt::format(" x cp {} ({})", layout_.cp,

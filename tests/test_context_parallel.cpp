@@ -129,6 +129,21 @@ TEST(ContextParallel, RankOrderIsTpThenCpThenDpThenPp) {
   ParallelLayout plain{.tp = 4, .pp = 2, .dp = 3};  // cp = 1: Megatron's old order, unchanged
   EXPECT_EQ(plain.device(1, 0, 2, 1), 1 + 4 * (2 + 3 * 1));
   EXPECT_EQ(plain.grad_group(1, 1), plain.dp_group(1, 0, 1));
+  // parallel.rank_order: tp-cp-pp-dp (Megatron-LM --use-tp-pp-dp-mapping, Llama 3's [TP, CP, PP, DP]): a
+  // model replica's tp x cp x pp = 32 ranks are contiguous; data-parallel peers are 32 apart.
+  ParallelLayout replica{.tp = 8, .pp = 2, .dp = 2, .cp = 2, .pp_before_dp = true};
+  EXPECT_EQ(replica.device(3, 1, 0, 0), 11);
+  EXPECT_EQ(replica.device(0, 0, 0, 1), 16);
+  EXPECT_EQ(replica.device(0, 0, 1, 0), 32);
+  EXPECT_EQ(replica.dp_group(0, 1, 0), (std::vector<int>{8, 40}));
+  EXPECT_EQ(replica.grad_group(3, 1), (std::vector<int>{19, 27, 51, 59}));
+  std::vector<int> all;
+  for (int d = 0; d < 2; ++d)
+    for (int s = 0; s < 2; ++s)
+      for (int c = 0; c < 2; ++c)
+        for (int t = 0; t < 8; ++t) all.push_back(replica.device(t, c, d, s));
+  std::sort(all.begin(), all.end());
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(all[i], i);  // every device once
 }
 
 TEST(ContextParallel, CausalLoadBalancingGivesEveryRankAndStepTheSameWork) {

@@ -170,6 +170,50 @@ TEST(Megatron, MicrobatchGroupsOfTheInterleavedSchedule) {
   EXPECT_NE(automatic.find("microbatch_group_size"), std::string::npos) << automatic;
 }
 
+// parallel.rank_order on a fabric tapered between pods (two pods of four servers, joined 8:1 or 1:1): in
+// Megatron's order a stage (tp x dp = 2 servers) is contiguous, the data-parallel reduction stays in a pod
+// and the pipeline crosses the taper; in tp-cp-pp-dp (Llama 3's order) a replica (tp x pp = 4 servers)
+// fills a pod, the pipeline stays inside it and the data-parallel reduction crosses. With MoE the order is
+// an input error naming the key.
+TEST(Megatron, RankOrderDecidesWhatCrossesATaperedCore) {
+  auto pods = [](const char* taper) {
+    return topology::Overrides{{"nodes", "8"},
+                               {"fabric.scalable_unit_nodes", "2"},
+                               {"fabric.sus_per_spine_group", "2"},
+                               {"fabric.core_oversubscription", taper}};
+  };
+  Overrides stages = {{"parallel.tp", "8"},
+                      {"parallel.pp", "4"},
+                      {"parallel.dp", "2"},
+                      {"parallel.schedule", "1f1b"},
+                      {"parallel.virtual_stages", "1"},
+                      {"parallel.dp_overlap", "false"}};
+  auto replicas = stages;
+  replicas.push_back({"parallel.rank_order", "tp-cp-pp-dp"});
+  auto s8 = run(pods("8"), stages), s1 = run(pods("1"), stages);
+  auto r8 = run(pods("8"), replicas), r1 = run(pods("1"), replicas);
+  for (const auto* r : {&s8, &s1, &r8, &r1}) ASSERT_EQ(r->status, "ok") << r->status_detail;
+  EXPECT_EQ(r8.plan.rank_layout.device(0, 0, 0, 1), 8);   // the next stage: the next server
+  EXPECT_EQ(r8.plan.rank_layout.device(0, 0, 1, 0), 32);  // the other replica: the other pod
+  EXPECT_NE(r8.plan.description.find("ranks tp-cp-pp-dp"), std::string::npos) << r8.plan.description;
+  // Megatron's order: the pipeline crosses the taper. Llama 3's order: the pipeline does not (the same
+  // time either way); the data-parallel reduction does, and slows far more than in Megatron's order (where
+  // only the stages' waits for each other before the optimizer grow).
+  EXPECT_GT(s8.mean[Category::pp], 1.3 * s1.mean[Category::pp]);
+  EXPECT_NEAR(r8.mean[Category::pp], r1.mean[Category::pp], 1e-6 * r1.mean[Category::pp] + 1e-9);
+  double dp_megatron = s8.mean[Category::dp] / s1.mean[Category::dp];
+  double dp_llama = r8.mean[Category::dp] / r1.mean[Category::dp];
+  EXPECT_GT(dp_llama, 2.0);
+  EXPECT_GT(dp_llama, 2 * dp_megatron);
+  auto topo = podsim::testing::preset("dgx-h100-superpod", {{"nodes", "8"}});
+  std::string moe = podsim::testing::error_of([&] {
+    load_workload(podsim::testing::source_path("workloads/mixtral-8x7b.yaml"),
+                  {{"parallel.rank_order", "tp-cp-pp-dp"}}, topo);
+  });
+  EXPECT_NE(moe.find("rank_order"), std::string::npos) << moe;
+  EXPECT_NE(moe.find("moe"), std::string::npos) << moe;
+}
+
 TEST(Megatron, TensorParallelCommunicationOnlyWithTensorParallelism) {
   auto tp1 = run({{"nodes", "1"}}, {{"parallel.tp", "1"},
                                     {"parallel.pp", "1"},

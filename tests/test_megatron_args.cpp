@@ -122,6 +122,9 @@ TEST(MegatronArgs, ParallelLayoutAndVirtualStages) {
       "--microbatch-group-size-per-virtual-pipeline-stage 6",
       "cmd");
   EXPECT_TRUE(has_set(grouped, "workload.parallel.microbatch_group_size=6")) << joined(grouped.sets);
+  auto mapped = driver::parse_megatron_args("--pipeline-model-parallel-size 4 --use-tp-pp-dp-mapping", "cmd");
+  EXPECT_TRUE(has_set(mapped, "workload.parallel.rank_order=tp-cp-pp-dp")) << joined(mapped.sets);
+  EXPECT_TRUE(mapped.warnings.empty()) << joined(mapped.warnings);
   EXPECT_TRUE(grouped.warnings.empty()) << joined(grouped.warnings);
   auto combined = driver::parse_megatron_args("--num-experts 8 --overlap-moe-expert-parallel-comm", "cmd");
   EXPECT_TRUE(has_set(combined, "workload.moe.overlap=combined_1f1b")) << joined(combined.sets);

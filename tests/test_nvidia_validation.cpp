@@ -501,8 +501,9 @@ TEST(MetaLlama3, RowsRunMetasLayoutOnItsRoceCluster) {
     const auto& r = v.rows[i];
     EXPECT_EQ(r.dp, dp[i]) << r.row.row_id;
     for (const char* set : {"topologies/meta-h100-roce.yaml", "parallel.cp_algorithm=all_gather",
-                            "parallel.virtual_stages=8", "training.grad_reduce_precision=fp32",
-                            "training.precision=bf16", "parallel.embedding_in_pipeline_split=true"})
+                            "parallel.rank_order=tp-cp-pp-dp", "parallel.virtual_stages=8",
+                            "training.grad_reduce_precision=fp32", "training.precision=bf16",
+                            "parallel.embedding_in_pipeline_split=true"})
       EXPECT_NE(r.command.find(set), std::string::npos) << r.row.row_id << " lacks " << set;
     EXPECT_EQ(r.status, "out_of_memory") << r.row.row_id << ": " << r.detail;
     EXPECT_NE(r.detail.find("has 80 GiB"), std::string::npos) << r.detail;

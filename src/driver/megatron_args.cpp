@@ -241,6 +241,7 @@ void MegatronMapper::parallel() {
   if (has("tp-comm-overlap")) set("parallel.tp_overlap", "true");
   if (has("account-for-embedding-in-pipeline-split")) set("parallel.embedding_in_pipeline_split", "true");
   if (has("account-for-loss-in-pipeline-split")) set("parallel.loss_in_pipeline_split", "true");
+  if (has("use-tp-pp-dp-mapping")) set("parallel.rank_order", "tp-cp-pp-dp");
   // Megatron-Core's layout string as it is (the workload reader checks it against the model and pp).
   if (auto layout = word("pipeline-model-parallel-layout")) set("parallel.pipeline_layout", *layout);
 }

@@ -66,6 +66,7 @@ bool is_flag(const std::string& name) {
                                                "tp-comm-overlap",
                                                "account-for-embedding-in-pipeline-split",
                                                "account-for-loss-in-pipeline-split",
+                                               "use-tp-pp-dp-mapping",
                                                "bf16",
                                                "fp16",
                                                "no-gradient-accumulation-fusion",

@@ -1,7 +1,10 @@
 // Megatron-LM's placement of ranks: tensor-parallel ranks are adjacent (inside a server), then context-
 // parallel ranks, then data-parallel replicas, then pipeline stages:
 //   rank = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank))
-// (Megatron-Core's default order "tp-cp-ep-dp-pp", without expert parallelism). Context-parallel ranks hold
+// (Megatron-Core's default order "tp-cp-ep-dp-pp", without expert parallelism), or with `pp_before_dp`
+// stages before replicas, Megatron-LM's --use-tp-pp-dp-mapping ("tp-cp-ep-pp-dp") and Llama 3's
+// [TP, CP, PP, DP]: rank = tp_rank + tp * (cp_rank + cp * (pp_rank + pp * dp_rank)), a model replica
+// contiguous. Context-parallel ranks hold
 // the same weights as their data-parallel peers, so gradients are reduced, and a distributed optimizer
 // sharded, over the dp x cp ranks of a (tp_rank, pp_rank): grad_group.
 #pragma once
@@ -12,9 +15,10 @@ namespace podsim::workload {
 
 struct ParallelLayout {
   int tp = 1, pp = 1, dp = 1, cp = 1;
+  bool pp_before_dp = false;
 
   int device(int tp_rank, int cp_rank, int dp_rank, int pp_rank) const {
-    return tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank));
+    return tp_rank + tp * (cp_rank + cp * (pp_before_dp ? pp_rank + pp * dp_rank : dp_rank + dp * pp_rank));
   }
   std::vector<int> tp_group(int cp_rank, int dp_rank, int pp_rank) const;
   // The ranks that split each sequence, in ring order (cp_rank 0, 1, ...).

@@ -17,8 +17,11 @@ namespace podsim::workload::megatron {
 StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
                          int virtual_stages)
     : topo_(topo), w_(w), mb_(micro_batch), v_(virtual_stages) {
-  layout_ =
-      ParallelLayout{.tp = w.parallel.tp, .pp = w.parallel.pp, .dp = w.parallel.dp, .cp = w.parallel.cp};
+  layout_ = ParallelLayout{.tp = w.parallel.tp,
+                           .pp = w.parallel.pp,
+                           .dp = w.parallel.dp,
+                           .cp = w.parallel.cp,
+                           .pp_before_dp = w.parallel.rank_order == RankOrder::tp_cp_pp_dp};
   tp_overlap_ = tp_overlap_in_effect(w.parallel, topo.device);
   p_ = w.parallel.pp;
   m_ = static_cast<int>(w.training.global_batch / (static_cast<long long>(w.parallel.dp) * micro_batch));
@@ -223,9 +226,10 @@ std::string StepBuilder::description() const {
                         w_.parallel.etp > 1 ? fmt::format(" x etp {}", w_.parallel.etp) : "",
                         kMoeDispatcherNames.name(w_.moe.dispatcher))
           : "";
+  std::string order = layout_.pp_before_dp ? " (ranks tp-cp-pp-dp: a replica contiguous)" : "";
   return fmt::format(
-      "tp {}{} x pp {} x dp {}{}, {}, micro-batch {} ({} per step), recompute {}{}{}{}{}{}", layout_.tp, cp,
-      layout_.pp, layout_.dp, experts, schedule, mb_, m_, to_string(w_.training.recompute), fp8,
+      "tp {}{} x pp {} x dp {}{}{}, {}, micro-batch {} ({} per step), recompute {}{}{}{}{}{}", layout_.tp, cp,
+      layout_.pp, layout_.dp, order, experts, schedule, mb_, m_, to_string(w_.training.recompute), fp8,
       w_.training.attention == Attention::flash ? ", flash attention" : "",
       w_.parallel.sequence_parallel ? ", sequence parallel" : "",
       tp_overlap_ ? ", TP comm overlapped with GEMMs" : "",

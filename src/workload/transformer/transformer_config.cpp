@@ -127,6 +127,10 @@ const char* to_string(CpAlgorithm a) {
   return kCpAlgorithmNames.name(a);
 }
 
+const char* to_string(RankOrder o) {
+  return kRankOrderNames.name(o);
+}
+
 const char* to_string(Mlp m) {
   return kMlpNames.name(m);
 }
@@ -279,6 +283,7 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
                     network::to_string(network::Algorithm::ring));
   w.parallel.cp = static_cast<int>(par.integer_in_or("cp", 1, 1 << 20, 1));
   w.parallel.cp_algorithm = choice_or(par, "cp_algorithm", kCpAlgorithmNames, CpAlgorithm::ring);
+  w.parallel.rank_order = choice_or(par, "rank_order", kRankOrderNames, RankOrder::tp_cp_dp_pp);
   w.parallel.tp_overlap = par.boolean_or("tp_overlap", false);
   if (par.has("tp_overlap_gemms") && !w.parallel.tp_overlap)
     par.fail("tp_overlap_gemms",
@@ -337,6 +342,13 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   }
   validate_transformer_workload(w, root, devices);
   read_moe_section(root, w, devices, devices_per_node);
+  // Expert groups fold a stage's contiguous tp x cp x dp ranks (moe_step.cpp), which this order splits.
+  if (w.moe.enabled() && w.parallel.rank_order != RankOrder::tp_cp_dp_pp)
+    root.child("parallel")
+        .fail("rank_order", fmt::format("{} is not modelled with a moe: section (expert-parallel groups are "
+                                        "laid out over the ranks of a stage in Megatron-Core's default "
+                                        "order); use tp-cp-dp-pp",
+                                        to_string(w.parallel.rank_order)));
   return w;
 }
 

@@ -97,7 +97,14 @@ enum class CpAlgorithm { ring, all_gather };
 inline constexpr auto kCpAlgorithmNames =
     name_table<CpAlgorithm>({{CpAlgorithm::ring, "ring"}, {CpAlgorithm::all_gather, "all_gather"}});
 
+// The order ranks are laid out in (parallel_layout.hpp): Megatron-Core's default, or stages before
+// data-parallel replicas (Megatron-LM --use-tp-pp-dp-mapping; Llama 3's [TP, CP, PP, DP]).
+enum class RankOrder { tp_cp_dp_pp, tp_cp_pp_dp };
+inline constexpr auto kRankOrderNames =
+    name_table<RankOrder>({{RankOrder::tp_cp_dp_pp, "tp-cp-dp-pp"}, {RankOrder::tp_cp_pp_dp, "tp-cp-pp-dp"}});
+
 const char* to_string(Recompute r);
+const char* to_string(RankOrder o);
 const char* to_string(CpAlgorithm a);
 const char* to_string(Mlp m);
 const char* to_string(Norm n);
@@ -128,6 +135,7 @@ struct ParallelConfig {
   std::string dp_algorithm = "ring";  // ring | tree | hierarchical
   int cp = 1;                         // context parallelism: ranks splitting each sequence
   CpAlgorithm cp_algorithm = CpAlgorithm::ring;
+  RankOrder rank_order = RankOrder::tp_cp_dp_pp;
   bool tp_overlap = false;  // TP collectives overlapped with their GEMMs (Transformer Engine userbuffers)
   TpOverlapGemms tp_overlap_gemms = te_default_tp_overlap();  // how, per GEMM (tp_overlap.hpp)
   int ep = 1, etp = 1;  // expert (tensor) parallelism of the MoE layers (moe_config.hpp)

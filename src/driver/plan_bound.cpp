@@ -68,11 +68,7 @@ double Estimator::memory(const WorkloadConfig& w) {
 // only adds flows to the same links: one group alone is never slower.
 double Estimator::dp_seconds(const WorkloadConfig& w, network::CollectiveKind kind, double bytes) {
   const auto& p = w.parallel;
-  workload::ParallelLayout layout{.tp = p.tp,
-                                  .pp = p.pp,
-                                  .dp = p.dp,
-                                  .cp = p.cp,
-                                  .pp_before_dp = p.rank_order == workload::RankOrder::tp_cp_pp_dp};
+  workload::ParallelLayout layout = workload::rank_layout(p);
   std::vector<int> group = layout.grad_group(0, 0);
   size_t n = p.zero > 0 && p.shard_group > 0 ? static_cast<size_t>(p.shard_group) * p.cp : group.size();
   if (n <= 1 || bytes <= 0) return 0;

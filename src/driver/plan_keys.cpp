@@ -152,10 +152,7 @@ const char* check_virtual(const WorkloadConfig& w, const SpaceContext&) {
 const char* check_micro_batch(const WorkloadConfig& w, const SpaceContext&) {
   long long per_replica = w.training.global_batch / w.parallel.dp;
   if (per_replica % w.training.micro_batch) return "micro_batch does not divide global_batch/dp";
-  if (w.parallel.schedule == Schedule::interleaved &&
-      !workload::interleaved_group_problem(w.parallel.pp, per_replica / w.training.micro_batch,
-                                           w.parallel.microbatch_group)
-           .empty())
+  if (!workload::interleaved_microbatch_problem(w.parallel, per_replica / w.training.micro_batch).empty())
     return w.parallel.microbatch_group > 0
                ? "interleaved schedule: microbatches do not split into microbatch_group_size groups"
                : "interleaved schedule: microbatches not a multiple of pp";

@@ -17,11 +17,7 @@ namespace podsim::workload::megatron {
 StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
                          int virtual_stages)
     : topo_(topo), w_(w), mb_(micro_batch), v_(virtual_stages) {
-  layout_ = ParallelLayout{.tp = w.parallel.tp,
-                           .pp = w.parallel.pp,
-                           .dp = w.parallel.dp,
-                           .cp = w.parallel.cp,
-                           .pp_before_dp = w.parallel.rank_order == RankOrder::tp_cp_pp_dp};
+  layout_ = rank_layout(w.parallel);
   tp_overlap_ = tp_overlap_in_effect(w.parallel, topo.device);
   p_ = w.parallel.pp;
   m_ = static_cast<int>(w.training.global_batch / (static_cast<long long>(w.parallel.dp) * micro_batch));

@@ -42,10 +42,7 @@ int auto_data_parallel(const WorkloadConfig& w, const ConfigNode& train, int mos
     long long per_replica = t.global_batch / dp;
     if (t.micro_batch_auto) return dp;
     if (per_replica % t.micro_batch) continue;
-    if (w.parallel.schedule == Schedule::interleaved &&
-        !interleaved_group_problem(w.parallel.pp, per_replica / t.micro_batch, w.parallel.microbatch_group)
-             .empty())
-      continue;
+    if (!interleaved_microbatch_problem(w.parallel, per_replica / t.micro_batch).empty()) continue;
     return dp;
   }
   train.fail("global_batch",
@@ -129,6 +126,16 @@ const char* to_string(CpAlgorithm a) {
 
 const char* to_string(RankOrder o) {
   return kRankOrderNames.name(o);
+}
+
+ParallelLayout rank_layout(const ParallelConfig& p) {
+  return {
+      .tp = p.tp, .pp = p.pp, .dp = p.dp, .cp = p.cp, .pp_before_dp = p.rank_order == RankOrder::tp_cp_pp_dp};
+}
+
+std::string interleaved_microbatch_problem(const ParallelConfig& p, long long microbatches) {
+  if (p.schedule != Schedule::interleaved) return {};
+  return interleaved_group_problem(p.pp, microbatches, p.microbatch_group);
 }
 
 const char* to_string(Mlp m) {
@@ -404,11 +411,10 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
                              "valid: {}",
                              per_replica, w.training.micro_batch, divisors_up_to(per_replica, 64)));
     long long microbatches = per_replica / w.training.micro_batch;
-    if (p.schedule == Schedule::interleaved) {
-      std::string why = interleaved_group_problem(p.pp, microbatches, p.microbatch_group);
-      if (!why.empty() && p.microbatch_group > 0)
+    if (std::string why = interleaved_microbatch_problem(p, microbatches); !why.empty()) {
+      if (p.microbatch_group > 0)
         par.fail("microbatch_group_size", fmt::format("the interleaved schedule: {}", why));
-      if (!why.empty()) train.fail("micro_batch", fmt::format("the interleaved schedule: {}", why));
+      train.fail("micro_batch", fmt::format("the interleaved schedule: {}", why));
     }
     if (microbatches > 10000000)
       train.fail("micro_batch",

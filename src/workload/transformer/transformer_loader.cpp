@@ -77,9 +77,7 @@ std::vector<std::pair<int, int>> candidate_settings(const WorkloadConfig& w) {
   for (int b : micro_batches)
     for (int v : virtual_stages) {
       long long microbatches = per_replica / b;
-      if (w.parallel.schedule == Schedule::interleaved && v > 1 &&
-          !interleaved_group_problem(w.parallel.pp, microbatches, w.parallel.microbatch_group).empty())
-        continue;
+      if (v > 1 && !interleaved_microbatch_problem(w.parallel, microbatches).empty()) continue;
       out.emplace_back(b, v);
     }
   return out;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "podsim/topology/device_spec.hpp"
+#include "podsim/workload/parallel_layout.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer/moe_config.hpp"
 #include "podsim/workload/transformer/tp_overlap.hpp"
@@ -145,6 +146,14 @@ struct ParallelConfig {
   // one list per layout given; empty = the even split.
   std::vector<std::vector<int>> pipeline_layouts;
 };
+
+// The ranks' placement this configuration describes (parallel.rank_order included).
+ParallelLayout rank_layout(const ParallelConfig& p);
+
+// Why `microbatches` per replica do not fit the interleaved schedule's microbatch groups
+// (interleaved_group_problem with pp and parallel.microbatch_group_size); empty when they do or when the
+// schedule is not interleaved.
+std::string interleaved_microbatch_problem(const ParallelConfig& p, long long microbatches);
 
 // How the attention core runs: one fused kernel (FlashAttention-2/-3, cuDNN fused attention: causal
 // blocks skipped, no s x s tensor in HBM, the backward recomputes the scores inside the kernel) or

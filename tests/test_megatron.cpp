@@ -173,8 +173,7 @@ TEST(Megatron, MicrobatchGroupsOfTheInterleavedSchedule) {
 // parallel.rank_order on a fabric tapered between pods (two pods of four servers, joined 8:1 or 1:1): in
 // Megatron's order a stage (tp x dp = 2 servers) is contiguous, the data-parallel reduction stays in a pod
 // and the pipeline crosses the taper; in tp-cp-pp-dp (Llama 3's order) a replica (tp x pp = 4 servers)
-// fills a pod, the pipeline stays inside it and the data-parallel reduction crosses. With MoE the order is
-// an input error naming the key.
+// fills a pod, the pipeline stays inside it and the data-parallel reduction crosses.
 TEST(Megatron, RankOrderDecidesWhatCrossesATaperedCore) {
   auto pods = [](const char* taper) {
     return topology::Overrides{{"nodes", "8"},
@@ -205,13 +204,61 @@ TEST(Megatron, RankOrderDecidesWhatCrossesATaperedCore) {
   double dp_llama = r8.mean[Category::dp] / r1.mean[Category::dp];
   EXPECT_GT(dp_llama, 2.0);
   EXPECT_GT(dp_llama, 2 * dp_megatron);
+}
+
+// parallel.rank_order with a moe: section: Megatron-Core builds the expert groups in the same order and,
+// with stages before replicas, asserts that ep x etp = tp x cp (the expert and dense data-parallel sizes
+// equal) unless pp is 1. Mixtral 8x7B with tp 8 = ep 8 on the two tapered pods: an expert group is one
+// server in either order, and the experts' gradient reduction follows the dense one: inside a pod in
+// Megatron's order, across the taper in Llama 3's (before, the expert groups of tp-cp-pp-dp were laid over
+// the next stage's ranks). Any other ep is an input error naming the rule.
+TEST(Megatron, RankOrderWithExpertsFollowsMegatronCoresRule) {
+  topology::Overrides pods = {{"nodes", "8"},
+                              {"fabric.scalable_unit_nodes", "2"},
+                              {"fabric.sus_per_spine_group", "2"},
+                              {"fabric.core_oversubscription", "8"}};
+  topology::Overrides flat = {
+      {"nodes", "8"}, {"fabric.scalable_unit_nodes", "2"}, {"fabric.sus_per_spine_group", "2"}};
+  Overrides stages = {{"parallel.tp", "8"},
+                      {"parallel.pp", "4"},
+                      {"parallel.dp", "2"},
+                      {"parallel.ep", "8"},
+                      {"parallel.etp", "1"},
+                      {"parallel.schedule", "1f1b"},
+                      {"parallel.virtual_stages", "1"},
+                      {"parallel.dp_overlap", "false"},
+                      {"training.global_batch", "16"},
+                      {"parallel.sequence_parallel", "true"}};
+  auto replicas = stages;
+  replicas.push_back({"parallel.rank_order", "tp-cp-pp-dp"});
+  const std::string mixtral = podsim::testing::source_path("workloads/mixtral-8x7b.yaml");
+  auto go = [&](const topology::Overrides& t, const Overrides& w) {
+    auto topo = podsim::testing::preset("dgx-h100-superpod", t);
+    return driver::simulate(topo, *load_workload_model(mixtral, w, topo));
+  };
+  auto s8 = go(pods, stages), s1 = go(flat, stages), r8 = go(pods, replicas), r1 = go(flat, replicas);
+  for (const auto* r : {&s8, &s1, &r8, &r1}) ASSERT_EQ(r->status, "ok") << r->status_detail;
+  EXPECT_NE(r8.plan.description.find("ranks tp-cp-pp-dp"), std::string::npos) << r8.plan.description;
+  // The all-to-alls stay in a server: the taper does not touch them in either order.
+  EXPECT_NEAR(s8.mean[Category::ep], s1.mean[Category::ep], 1e-6 * s1.mean[Category::ep] + 1e-9);
+  EXPECT_NEAR(r8.mean[Category::ep], r1.mean[Category::ep], 1e-6 * r1.mean[Category::ep] + 1e-9);
+  // The pipeline crosses the taper in Megatron's order only; the gradient reductions (dense and
+  // experts') in Llama 3's.
+  EXPECT_GT(s8.mean[Category::pp], 1.3 * s1.mean[Category::pp]);
+  EXPECT_NEAR(r8.mean[Category::pp], r1.mean[Category::pp], 1e-6 * r1.mean[Category::pp] + 1e-9);
+  EXPECT_GT(r8.mean[Category::dp] / r1.mean[Category::dp], 2 * s8.mean[Category::dp] / s1.mean[Category::dp]);
   auto topo = podsim::testing::preset("dgx-h100-superpod", {{"nodes", "8"}});
-  std::string moe = podsim::testing::error_of([&] {
-    load_workload(podsim::testing::source_path("workloads/mixtral-8x7b.yaml"),
-                  {{"parallel.rank_order", "tp-cp-pp-dp"}}, topo);
-  });
+  auto refused = stages;
+  refused.push_back({"parallel.rank_order", "tp-cp-pp-dp"});
+  refused.push_back({"parallel.ep", "4"});
+  std::string moe = podsim::testing::error_of([&] { load_workload(mixtral, refused, topo); });
   EXPECT_NE(moe.find("rank_order"), std::string::npos) << moe;
-  EXPECT_NE(moe.find("moe"), std::string::npos) << moe;
+  EXPECT_NE(moe.find("ep x etp = tp x cp"), std::string::npos) << moe;
+  // With one stage both orders are one layout: accepted whatever ep is.
+  auto one_stage = refused;
+  one_stage.push_back({"parallel.pp", "1"});
+  one_stage.push_back({"parallel.dp", "8"});
+  EXPECT_EQ(go(flat, one_stage).status, "ok");
 }
 
 TEST(Megatron, TensorParallelCommunicationOnlyWithTensorParallelism) {

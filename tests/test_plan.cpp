@@ -1,5 +1,6 @@
 // podsim plan (driver/plan*.hpp): the search space respects fixed keys and divisibility, the branch and
 // bound finds exactly what exhaustive simulation finds, and bad input is a clear InputError.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -452,6 +453,65 @@ TEST(Plan, DispatcherIsSearchedWhereTokensCrossRanks) {
   Space dense = llama_space(two, {}, {});
   EXPECT_FALSE(dense.keys[key_index(dense, "moe.dispatcher")].searched);
   EXPECT_FALSE(dense.base.moe.enabled());
+}
+
+// parallel.rank_order under auto: both orders where the order decides something (a server holds more than
+// one tp x cp block, or the fat tree tapers), Megatron-Core's default alone elsewhere; never the second
+// order where one stage or one replica makes the two one layout; with MoE, tp-cp-pp-dp only where
+// Megatron-Core allows it (pp 1, or ep x etp = tp x cp).
+TEST(Plan, RankOrderIsSearchedWhereItDecidesSomething) {
+  auto orders = [](const Space& s) {
+    std::map<std::string, std::set<workload::RankOrder>> seen;  // "tp=..,pp=..,dp=.." -> orders
+    driver::SkipCounts skipped;
+    driver::enumerate(
+        s,
+        [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+          const auto& p = w.parallel;
+          if (p.rank_order == workload::RankOrder::tp_cp_pp_dp) {
+            EXPECT_GT(p.pp, 1);
+            EXPECT_GT(p.dp, 1);
+            if (w.moe.enabled()) EXPECT_EQ(p.ep * p.etp, p.tp * p.cp);
+          }
+          seen[fmt::format("tp={} cp={} pp={} dp={}", p.tp, p.cp, p.pp, p.dp)].insert(p.rank_order);
+        },
+        skipped);
+    return std::make_pair(seen, skipped);
+  };
+  auto count_both = [](const std::map<std::string, std::set<workload::RankOrder>>& seen) {
+    return std::count_if(seen.begin(), seen.end(), [](const auto& e) { return e.second.size() == 2; });
+  };
+  topology::Overrides pods = {{"nodes", "8"},
+                              {"fabric.scalable_unit_nodes", "2"},
+                              {"fabric.sus_per_spine_group", "2"},
+                              {"fabric.core_oversubscription", "8"}};
+  auto tapered = preset("dgx-h100-superpod", pods);
+  pods.pop_back();
+  auto flat = preset("dgx-h100-superpod", pods);
+  Overrides tp8 = {{"parallel.tp", "8"}, {"parallel.cp", "1"}, {"parallel.zero", "1"}};
+  std::vector<std::string> fixed = {"parallel.tp", "parallel.cp", "parallel.zero"};
+  // tp 8 fills a server: on the non-blocking fabric the default alone, on the tapered one both.
+  auto [flat_seen, flat_skipped] = orders(llama_space(flat, tp8, fixed));
+  EXPECT_EQ(count_both(flat_seen), 0);
+  auto [tapered_seen, tapered_skipped] = orders(llama_space(tapered, tp8, fixed));
+  EXPECT_GT(count_both(tapered_seen), 0);
+  EXPECT_EQ(tapered_seen["tp=8 cp=1 pp=1 dp=8"].size(), 1u);  // one stage: one layout
+  // tp 2 leaves four blocks in a server: both orders even without a taper.
+  Overrides tp2 = {{"parallel.tp", "2"}, {"parallel.cp", "1"}, {"parallel.zero", "1"}};
+  auto [tp2_seen, tp2_skipped] = orders(llama_space(flat, tp2, fixed));
+  EXPECT_EQ(tp2_seen["tp=2 cp=1 pp=4 dp=8"].size(), 2u);
+  // A list searches both anyway, and a bad element names the valid ones.
+  auto listed = llama_space(flat, {{"parallel.rank_order", "[tp-cp-dp-pp, tp-cp-pp-dp]"}}, {});
+  EXPECT_EQ(listed.keys[key_index(listed, "parallel.rank_order")].values.size(), 2u);
+  std::string e = error_of([&] { llama_space(flat, {{"parallel.rank_order", "[tp-dp-pp]"}}, {}); });
+  EXPECT_NE(e.find("'tp-dp-pp' is not one of tp-cp-dp-pp, tp-cp-pp-dp"), std::string::npos) << e;
+  // MoE on the tapered pods: Megatron-Core's rule prunes the rest, said by reason.
+  ConfigNode root = ConfigNode::load_file(testing::source_path("workloads/mixtral-8x7b.yaml"));
+  root.apply_override("training.global_batch", "64", "test");
+  Space moe =
+      driver::read_space(root, testing::source_path("workloads/mixtral-8x7b.yaml"), tapered, true, {});
+  auto [moe_seen, moe_skipped] = orders(moe);
+  EXPECT_GT(count_both(moe_seen), 0);
+  EXPECT_GT(moe_skipped["rank_order tp-cp-pp-dp with MoE and pp > 1 needs ep*etp = tp*cp"], 0);
 }
 
 }  // namespace

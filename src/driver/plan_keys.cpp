@@ -14,6 +14,7 @@ namespace podsim::driver {
 namespace {
 
 using workload::MoeDispatcher;
+using workload::RankOrder;
 using workload::Recompute;
 using workload::Schedule;
 using workload::WorkloadConfig;
@@ -90,6 +91,17 @@ long long parse_dispatcher(const ConfigNode& s, const std::string& k, const YAML
     s.fail(k, fmt::format("'{}' is not one of {}", v.IsScalar() ? v.Scalar() : "",
                           workload::kMoeDispatcherNames.valid_list()));
   return dispatcher(*d);
+}
+
+std::string rank_order_name(long long v) {
+  return workload::kRankOrderNames.name(static_cast<RankOrder>(v));
+}
+long long parse_rank_order(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
+  auto o = workload::kRankOrderNames.parse(v.IsScalar() ? v.Scalar() : "");
+  if (!o)
+    s.fail(k, fmt::format("'{}' is not one of {}", v.IsScalar() ? v.Scalar() : "",
+                          workload::kRankOrderNames.valid_list()));
+  return static_cast<long long>(*o);
 }
 
 bool never(const WorkloadConfig&, const SpaceContext&, long long) {
@@ -181,6 +193,14 @@ const char* check_shard_group(const WorkloadConfig& w, const SpaceContext&) {
   if (g == 0) return nullptr;
   if (w.parallel.zero == 0) return "shard_group without zero";
   return g > w.parallel.dp || w.parallel.dp % g ? "shard_group does not divide dp" : nullptr;
+}
+
+// Megatron-Core's assertion for MoE with stages before replicas (transformer_config.cpp says it in full).
+const char* check_rank_order(const WorkloadConfig& w, const SpaceContext&) {
+  const auto& p = w.parallel;
+  if (w.moe.enabled() && p.rank_order == RankOrder::tp_cp_pp_dp && p.pp > 1 && p.ep * p.etp != p.tp * p.cp)
+    return "rank_order tp-cp-pp-dp with MoE and pp > 1 needs ep*etp = tp*cp";
+  return nullptr;
 }
 
 const std::vector<SearchKey> kSearchKeys = {
@@ -354,6 +374,29 @@ const std::vector<SearchKey> kSearchKeys = {
        return v && !(w.parallel.tp > 1 && w.parallel.sequence_parallel && c.tp_overlap_supported);
      },
      boolean, parse_bool},
+    {"parallel.rank_order",
+     // Megatron-Core's default (a stage's replicas contiguous) and --use-tp-pp-dp-mapping (a replica
+     // contiguous) where the order decides something: a server holds more than one tp x cp block (one
+     // order keeps pipeline neighbours in it, the other data-parallel peers), or the fat tree tapers
+     // (which traffic shares the thinner links). Otherwise every pipeline and data-parallel group crosses
+     // servers on a non-blocking fabric either way: the default alone (a list searches both anyway).
+     [](const WorkloadConfig& w, const SpaceContext& c) {
+       long long block = static_cast<long long>(w.parallel.tp) * w.parallel.cp;
+       Values v{static_cast<long long>(RankOrder::tp_cp_dp_pp)};
+       if (c.fabric_tapered || block < c.devices_per_node)
+         v.push_back(static_cast<long long>(RankOrder::tp_cp_pp_dp));
+       return v;
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) {
+       w.parallel.rank_order = static_cast<RankOrder>(v);
+     },
+     check_rank_order,
+     // With one stage or one replica both orders place every rank alike.
+     [](const WorkloadConfig& w, const SpaceContext&, long long v) {
+       return v != static_cast<long long>(RankOrder::tp_cp_dp_pp) &&
+              (w.parallel.pp == 1 || w.parallel.dp == 1);
+     },
+     rank_order_name, parse_rank_order},
 };
 
 }  // namespace

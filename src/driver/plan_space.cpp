@@ -8,6 +8,7 @@
 #include <map>
 
 #include "podsim/core/error.hpp"
+#include "podsim/topology/families.hpp"
 #include "podsim/workload/transformer/transformer_loader.hpp"
 
 namespace podsim::driver {
@@ -30,7 +31,8 @@ const std::map<std::string, std::string> kNeutral = {{"parallel.tp", "1"},
                                                      {"parallel.zero", "0"},
                                                      {"parallel.shard_group", "0"},
                                                      {"parallel.dp_overlap", "true"},
-                                                     {"parallel.tp_overlap", "false"}};
+                                                     {"parallel.tp_overlap", "false"},
+                                                     {"parallel.rank_order", "tp-cp-dp-pp"}};
 
 // Keys `podsim run` expands itself under `auto` (driver/simulation.cpp via candidate_settings).
 bool run_expands_auto(const std::string& path) {
@@ -190,6 +192,8 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
   s.context.devices = topo.compute_device_count();
   s.context.devices_per_node = std::max(1, topo.devices_per_node);
   s.context.tp_overlap_supported = workload::userbuffers_supported(topo.device);
+  const auto* cluster = topo.family<topology::GpuClusterData>();
+  s.context.fabric_tapered = cluster && cluster->tapered;
   s.context.schedule_explicit = par && par->has("schedule");
   if (s.context.schedule_explicit)
     s.context.schedule = *workload::kScheduleNames.parse(par->string("schedule"));

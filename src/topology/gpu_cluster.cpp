@@ -509,6 +509,7 @@ Topology build_gpu_cluster(const ConfigNode& root, const std::string& base_dir) 
   topo.set_rails(std::move(rails));
   describe_gpu_cluster(topo, shape, spec);
   GpuClusterData family{router->device_nvswitch, {}};
+  family.tapered = (spec.oversub > 1 && shape.sus > 1) || (spec.core_oversub > 1 && shape.groups > 1);
   if (spec.sharp) family.reduction_uplinks = sharp_uplinks(topo, *router);
   topo.set_family(std::make_shared<const GpuClusterData>(std::move(family)));
   topo.set_router(std::move(router));

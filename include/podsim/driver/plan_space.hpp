@@ -24,6 +24,7 @@ struct SpaceContext {
   int devices = 0;           // compute devices of the topology
   int devices_per_node = 1;  // the NVLink domain tensor parallelism stays inside under `auto`
   bool tp_overlap_supported = false;
+  bool fabric_tapered = false;     // a GPU cluster whose fat tree tapers (GpuClusterData::tapered)
   bool schedule_explicit = false;  // the file states parallel.schedule: virtual stages follow it
   workload::Schedule schedule = workload::Schedule::one_f_one_b;  // the file's (or the default)
 };

@@ -25,6 +25,10 @@ struct GpuClusterData {
   // The router routes a device to its rail's leaf and a switch to the next one up. Empty: no SHARP.
   std::vector<std::array<int, 3>> reduction_uplinks;
   bool in_network_reduction() const { return !reduction_uplinks.empty(); }
+  // Some tier of the fat tree the job spans has fewer uplinks than downlinks (fabric.oversubscription with
+  // more than one SU, core_oversubscription with more than one spine group): where ranks sit then decides
+  // which traffic shares the thinner links (the plan searches parallel.rank_order there).
+  bool tapered = false;
 };
 struct CpuClusterData {};
 

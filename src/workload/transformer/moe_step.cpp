@@ -45,8 +45,15 @@ long long StepBuilder::moe_layers_in_chunk(int stage, int chunk) const {
 std::vector<std::vector<int>> StepBuilder::expert_groups(int s, int which) const {
   const auto& p = w_.parallel;
   int edp = static_cast<int>(expert_data_parallel(p));
-  int base = layout_.device(0, 0, 0, s);  // the stage's tp*cp*dp ranks are contiguous from here
-  auto rank = [&](int t, int e, int d) { return base + t + p.etp * (e + p.ep * d); };
+  // Megatron-Core's expert rank generator: order "tp-ep-dp-pp" (etp fastest, then ep, then expert data
+  // parallel, the stage's tp*cp*dp ranks contiguous) or, with --use-tp-pp-dp-mapping, "tp-ep-pp-dp":
+  // stages before replicas. Under that order transformer_config.cpp requires pp == 1 or etp*ep == tp*cp,
+  // as Megatron-Core asserts, so an expert group stays inside one stage's tp x cp block of a replica.
+  auto rank = [&](int t, int e, int d) {
+    int block = t + p.etp * e;
+    if (layout_.pp_before_dp) return block + p.etp * p.ep * (s + layout_.pp * d);
+    return layout_.device(0, 0, 0, s) + block + p.etp * p.ep * d;
+  };
   std::vector<std::vector<int>> out;
   int outer = which == 0 ? p.etp * edp : which == 1 ? p.ep * edp : p.etp * p.ep;
   for (int o = 0; o < outer; ++o) {

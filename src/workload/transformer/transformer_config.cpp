@@ -349,13 +349,17 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   }
   validate_transformer_workload(w, root, devices);
   read_moe_section(root, w, devices, devices_per_node);
-  // Expert groups fold a stage's contiguous tp x cp x dp ranks (moe_step.cpp), which this order splits.
-  if (w.moe.enabled() && w.parallel.rank_order != RankOrder::tp_cp_dp_pp)
+  // Megatron-Core builds the expert groups in the same order as the dense ones (moe_step.cpp); with stages
+  // before replicas it asserts that the expert and dense data-parallel sizes agree (or pp is 1), which
+  // keeps an expert group inside one stage of one replica.
+  const auto& p = w.parallel;
+  if (w.moe.enabled() && p.rank_order == RankOrder::tp_cp_pp_dp && p.pp > 1 && p.ep * p.etp != p.tp * p.cp)
     root.child("parallel")
-        .fail("rank_order", fmt::format("{} is not modelled with a moe: section (expert-parallel groups are "
-                                        "laid out over the ranks of a stage in Megatron-Core's default "
-                                        "order); use tp-cp-dp-pp",
-                                        to_string(w.parallel.rank_order)));
+        .fail("rank_order",
+              fmt::format("tp-cp-pp-dp with a moe: section and pp {} > 1 needs ep x etp = tp x cp (the "
+                          "expert and dense data-parallel sizes equal, as Megatron-Core asserts), but ep x "
+                          "etp = {} x {} = {} and tp x cp = {} x {} = {}; use tp-cp-dp-pp or change ep",
+                          p.pp, p.ep, p.etp, p.ep * p.etp, p.tp, p.cp, p.tp * p.cp));
   return w;
 }
 

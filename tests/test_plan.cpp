@@ -470,7 +470,9 @@ TEST(Plan, RankOrderIsSearchedWhereItDecidesSomething) {
           if (p.rank_order == workload::RankOrder::tp_cp_pp_dp) {
             EXPECT_GT(p.pp, 1);
             EXPECT_GT(p.dp, 1);
-            if (w.moe.enabled()) EXPECT_EQ(p.ep * p.etp, p.tp * p.cp);
+            if (w.moe.enabled()) {
+              EXPECT_EQ(p.ep * p.etp, p.tp * p.cp);
+            }
           }
           seen[fmt::format("tp={} cp={} pp={} dp={}", p.tp, p.cp, p.pp, p.dp)].insert(p.rank_order);
         },

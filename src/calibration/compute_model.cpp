@@ -107,11 +107,23 @@ double ComputeModel::memory_op(double bytes) const {
 namespace {
 
 // Share of the q x kv score blocks a causal kernel computes: the lower triangle of n x n tiles of 128
-// rows (FlashAttention's block size), i.e. half plus the diagonal blocks, (n + 1) / 2n.
+// rows (FlashAttention's block size), i.e. half plus the diagonal blocks, (n + 1) / 2n. Under a sliding
+// window of W keys only the band: a query block's diagonal block and the ceil((W - 1) / 128) before it
+// that reach into its rows' windows (fewer at the start of the sequence); with context parallelism
+// (q_len < kv_len) every query block a full band.
 double causal_fraction(const AttentionShape& a) {
   if (!a.causal) return 1;
   double n = std::max(1.0, std::ceil(std::min(a.q_len, a.kv_len) / 128));
-  return (n + 1) / (2 * n);
+  double triangle = (n + 1) / (2 * n);
+  if (a.window <= 0) return triangle;
+  double back = std::ceil((a.window - 1) / 128);
+  double n_q = std::max(1.0, std::ceil(a.q_len / 128)), n_kv = std::max(1.0, std::ceil(a.kv_len / 128));
+  double blocks = n_q * (back + 1);
+  if (n_q == n_kv) {  // sum over query blocks i of min(i, back) + 1
+    double ramp = std::min(back, n - 1);
+    blocks = n + ramp * (ramp + 1) / 2 + (n - 1 - ramp) * back;
+  }
+  return std::min(triangle, blocks / (n_q * n_kv));
 }
 
 double qkvo_bytes(const AttentionShape& a) {

@@ -12,6 +12,7 @@
 #include "hf_config_fields.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/core/text_input.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::driver {
 namespace {
@@ -38,6 +39,7 @@ class HfReader {
     shape();
     mlp_and_norm();
     attention();
+    sliding_window();
     moe();
     hf_fields::warn_unrepresentable(c_, file_, model_type_, out_);
     leftovers();
@@ -108,6 +110,7 @@ class HfReader {
                       "hidden_size and num_attention_heads (or GPT-2's n_layer, n_embd, n_head)",
                       file_));
     set("model.layers", *layers);
+    layers_ = *layers;
     set("model.hidden", *hidden);
     set("model.heads", *heads);
     if (auto ffn = integer_of({"intermediate_size", "n_inner"})) set("model.ffn_hidden", *ffn);
@@ -197,6 +200,56 @@ class HfReader {
     if (auto d = integer("head_dim")) set("model.head_dim", *d);
   }
 
+  // Sliding-window attention: the window (HF sliding_window: keys a query sees, itself included) and
+  // which layers use it: layer_types ("sliding_attention" / "full_attention"; GPT-OSS, newer Mistral,
+  // Gemma 3), Gemma 3's sliding_window_pattern, Gemma 2's alternation (even layers sliding), or every
+  // layer (Mistral 7B). Qwen2's max_window_layers split and chunked attention (Llama 4) are not modelled.
+  void sliding_window() {
+    auto window = integer("sliding_window");
+    auto use = boolean("use_sliding_window");
+    auto period = integer("sliding_window_pattern");
+    const json* types = field("layer_types");
+    integer("max_window_layers", 0);
+    std::vector<bool> windowed;
+    bool chunked = false;
+    if (types && types->is_array()) {
+      for (const auto& t : *types) {
+        if (!t.is_string()) fail("layer_types", *types, "a list of layer type names");
+        windowed.push_back(t == "sliding_attention");
+        chunked |= t != "sliding_attention" && t != "full_attention";
+      }
+    } else if (period) {
+      for (long long i = 0; i < layers_; ++i) windowed.push_back((i + 1) % *period != 0);
+    } else if (model_type_ == "gemma2") {
+      for (long long i = 0; i < layers_; ++i) windowed.push_back(i % 2 == 0);
+    } else {
+      windowed.assign(static_cast<size_t>(layers_), true);
+    }
+    if (chunked)
+      out_.warnings.push_back(
+          fmt::format("{}: layer_types name layers other than sliding_attention and "
+                      "full_attention (chunked attention): costed as full attention",
+                      file_));
+    if (!window || (use && !*use)) return;
+    if (model_type_.rfind("qwen2", 0) == 0) {
+      out_.warnings.push_back(
+          fmt::format("{}: use_sliding_window with max_window_layers (Qwen2): not modelled, every layer "
+                      "costed with full causal attention",
+                      file_));
+      return;
+    }
+    auto every = workload::full_attention_every_of(windowed);
+    if (!every) {
+      out_.warnings.push_back(fmt::format(
+          "{}: the sliding / full layer pattern repeats with no fixed period (model.full_attention_every "
+          "cannot say it): every layer costed with full causal attention",
+          file_));
+      return;
+    }
+    set("model.sliding_window", *window);
+    if (*every > 0) set("model.full_attention_every", *every);
+  }
+
   void moe() {
     auto experts = integer_of({"num_local_experts", "num_experts", "n_routed_experts"}, 0);
     auto top_k = integer("num_experts_per_tok");
@@ -244,6 +297,7 @@ class HfReader {
   }
 
   const json& c_;
+  long long layers_ = 0;
   std::string file_, model_type_, architecture_;
   std::set<std::string> used_;
   JobImport out_;

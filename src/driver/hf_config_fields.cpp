@@ -20,8 +20,8 @@ bool present(const json& c, const char* key) {
 const std::set<std::string>& quiet_fields() {
   static const std::set<std::string> fields = {
       // looked at below
-      "sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "attention_chunk_size",
-      "rope_scaling", "quantization_config", "mlp_only_layers", "decoder_sparse_step",
+      "sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern",
+      "attention_chunk_size", "rope_scaling", "quantization_config", "mlp_only_layers", "decoder_sparse_step",
       // token ids, dtype, versions, initialisation, inference
       "bos_token_id", "eos_token_id", "pad_token_id", "torch_dtype", "dtype", "transformers_version",
       "initializer_range", "initializer_factor", "use_cache", "pretraining_tp", "auto_map",
@@ -92,22 +92,6 @@ void reject_unrepresentable(const json& c, const std::string& file) {
 
 void warn_unrepresentable(const json& c, const std::string& file, const std::string& model_type,
                           JobImport& out) {
-  bool windowed =
-      present(c, "sliding_window") && !(c.contains("use_sliding_window") && c["use_sliding_window"] == false);
-  if (windowed)
-    out.warnings.push_back(
-        fmt::format("{}: sliding_window {}: podsim costs full causal attention in every "
-                    "layer (the same where model.seq_len <= the window)",
-                    file, c["sliding_window"].dump()));
-  if (present(c, "layer_types") && c["layer_types"].is_array()) {
-    int other = 0;
-    for (const auto& t : c["layer_types"]) other += t != "full_attention";
-    if (other > 0)
-      out.warnings.push_back(
-          fmt::format("{}: layer_types: {} of {} layers are not full_attention (sliding or "
-                      "chunked); podsim costs full causal attention in every layer",
-                      file, other, c["layer_types"].size()));
-  }
   if (present(c, "attention_chunk_size"))
     out.warnings.push_back(
         fmt::format("{}: attention_chunk_size {}: chunked attention is costed as full "

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
@@ -12,6 +13,7 @@
 #include "megatron_cmdline.hpp"
 #include "podsim/core/error.hpp"
 #include "podsim/core/text_input.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::driver {
 namespace {
@@ -97,6 +99,7 @@ class MegatronMapper {
 
   void model();
   void attention_and_vocab();
+  void sliding_window();
   void moe();
   void parallel();
   void virtual_stages();
@@ -153,7 +156,56 @@ void MegatronMapper::model() {
   attention_and_vocab();
 }
 
+// --window-size (left, right) and --window-attn-skip-freq (an integer N, or a Python list expression such
+// as "[1,1,1,0]*3", 1 a sliding-window layer): model.sliding_window = left + 1 and full_attention_every.
+void MegatronMapper::sliding_window() {
+  auto size = word("window-size");
+  auto skip = word("window-attn-skip-freq");
+  if (!size) {
+    if (skip) note("--window-attn-skip-freq ignored without --window-size");
+    return;
+  }
+  static const std::regex pair(R"(\(?\s*(-?\d+)\s*,\s*(-?\d+)\s*\)?)");
+  std::smatch m;
+  if (!std::regex_match(*size, m, pair))
+    throw InputError(
+        fmt::format("{}: --window-size '{}': expected two integers 'left,right' (Megatron's "
+                    "tuple, e.g. 127,0)",
+                    source_, *size));
+  long long left = std::stoll(m[1].str()), right = std::stoll(m[2].str());
+  if (left < 0) return;  // (-1, 0): no window
+  if (right != 0)
+    warn(
+        fmt::format("--window-size {}: a window reaching {} keys ahead is not causal; costed as the causal "
+                    "window of {} keys",
+                    *size, right, left + 1));
+  set("model.sliding_window", left + 1);
+  if (!skip) return;
+  if (auto n = parse_finite_number(*skip); n && *n >= 1 && *n == std::floor(*n)) {
+    set("model.full_attention_every", static_cast<long long>(*n));
+    return;
+  }
+  static const std::regex list(R"(\(?\[([01](?:\s*,\s*[01])*)\]\s*\*\s*(\d+)\)?)");
+  std::vector<bool> pattern;
+  if (std::regex_match(*skip, m, list)) {
+    std::vector<bool> once;
+    for (char c : m[1].str())
+      if (c == '0' || c == '1') once.push_back(c == '1');
+    for (long long r = 0; r < std::stoll(m[2].str()); ++r)
+      pattern.insert(pattern.end(), once.begin(), once.end());
+  }
+  auto every = pattern.empty() ? std::nullopt : workload::full_attention_every_of(pattern);
+  if (every)
+    set("model.full_attention_every", *every);
+  else
+    warn(
+        fmt::format("--window-attn-skip-freq {}: only an integer or a periodic '[..]*N' list is "
+                    "represented; every layer costed with the window",
+                    *skip));
+}
+
 void MegatronMapper::attention_and_vocab() {
+  sliding_window();
   if (has("group-query-attention"))
     set("model.kv_heads", integer("num-query-groups").value_or(1));  // Megatron's default: 1 group
   else if (has("num-query-groups"))

@@ -188,6 +188,7 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
   int mb = w.training.micro_batch, p = w.parallel.pp, v = w.parallel.virtual_stages;
   double m = microbatches(w);
   auto dense = workload::layer_costs(w, mb, cm);
+  auto window = workload::sliding_window_saving(w, mb, cm, dense);  // per sliding-window layer
   auto head = workload::head_costs(w, mb, cm);
   // Ring attention (megatron_overlap.cpp): per layer and pass, cp-1 KV steps overlap cp-1 of the cp
   // attention blocks; what the transfers take beyond those blocks is exposed. The slowdown of overlapped
@@ -226,8 +227,12 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
       long long layers = workload::chunk_layers(w, v, s, c);
       long long moe =
           w.moe.enabled() ? workload::moe_layers_in(w, workload::chunk_first_layer(w, v, s, c), layers) : 0;
+      double windowed = static_cast<double>(
+          workload::windowed_layers_in(w.model, workload::chunk_first_layer(w, v, s, c), layers));
       ChainCost fwd = dense_layer.forward * static_cast<double>(layers - moe) + moe_layer.forward * moe;
       ChainCost bwd = dense_layer.backward * static_cast<double>(layers - moe) + moe_layer.backward * moe;
+      fwd.compute -= windowed * window.forward;
+      bwd.compute -= windowed * window.backward;
       body = body + (fwd + bwd) * m;
       if (c == 0) first_chunk = fwd + bwd;
     }

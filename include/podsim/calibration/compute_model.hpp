@@ -50,6 +50,9 @@ struct AttentionShape {
   double kv_batch_heads = 0;  // micro_batch x KV heads on this rank (0 = batch_heads)
   double element_bytes = 2;
   bool causal = true;
+  // Sliding-window attention (causal): each query sees itself and the window - 1 keys before it; the
+  // kernel skips the blocks outside that band. 0 = no window.
+  double window = 0;
 };
 
 struct AttentionEstimate {

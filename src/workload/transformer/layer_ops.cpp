@@ -29,6 +29,7 @@ calibration::AttentionShape fused_attention_shape(const Shapes& x) {
   a.head_dim = x.head_dim;
   a.element_bytes = x.eb;
   a.causal = true;
+  a.window = x.window;
   return a;
 }
 
@@ -42,7 +43,8 @@ void attention_core_forward(PassCost& p, const ComputeModel& cm, const Shapes& x
   double heads = x.b * x.heads_per_rank;
   double before = p.seconds;
   if (x.flash) {
-    p.add(fused_cost("flash attention forward", cm.fused_attention_forward(fused_attention_shape(x))));
+    p.add(fused_cost(x.window > 0 ? "sliding-window flash attention forward" : "flash attention forward",
+                     cm.fused_attention_forward(fused_attention_shape(x))));
     p.attention_seconds += p.seconds - before;
     return;
   }
@@ -316,7 +318,8 @@ void mha_attention_backward(PassCost& p, const WorkloadConfig& w, const ComputeM
   });
   double attention_start = p.seconds;
   if (x.flash) {  // one kernel; it recomputes the scores from Q, K and the saved logsumexp
-    p.add(fused_cost("flash attention backward", cm.fused_attention_backward(fused_attention_shape(x))));
+    p.add(fused_cost(x.window > 0 ? "sliding-window flash attention backward" : "flash attention backward",
+                     cm.fused_attention_backward(fused_attention_shape(x))));
   } else {
     const ComputeModel cm16 = cm.sixteen_bit();  // bf16 attention GEMMs under fp8 (as in the forward)
     // (softmax) V: dP = dO V^T [q x kv, k = d], dV = P^T dO [kv x d, k = q].
@@ -427,8 +430,11 @@ void append_kernels(std::vector<KernelCost>& kernels, const char* group, const P
   for (const auto& op : pass.ops) kernels.push_back({group, op.name, op.seconds, op.flops, op.bytes});
 }
 
-LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm) {
+LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm, bool windowed) {
   Shapes x = layer_shapes(w, micro_batch);
+  // Unfused attention computes every score whatever the mask: only the fused kernel skips the blocks
+  // outside the window.
+  if (windowed) x.window = static_cast<double>(w.model.sliding_window);
   LayerCosts c;
   // The backward's fp8 GEMMs (dgrad, wgrad) accumulate as the recipe says (gemm_accumulation.hpp); the
   // kernels that are not Transformer Engine fp8 GEMMs cost the same under either model.
@@ -437,14 +443,30 @@ LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const ComputeMo
   if (w.training.recompute == Recompute::full) {
     c.recompute = c.forward;
   } else if (w.training.recompute == Recompute::selective) {
-    c.recompute = selective_recompute(w, micro_batch, cm, true);
+    c.recompute = selective_recompute(w, micro_batch, cm, true, windowed);
   }
   return c;
 }
 
+WindowSaving sliding_window_saving(const WorkloadConfig& w, int micro_batch, const ComputeModel& cm,
+                                   const LayerCosts& full) {
+  WindowSaving s;
+  if (w.model.sliding_window <= 0 || w.model.sliding_window >= w.model.seq_len ||
+      w.training.attention != Attention::flash)
+    return s;
+  LayerCosts windowed = layer_costs(w, micro_batch, cm, true);
+  s.forward = full.forward.seconds - windowed.forward.seconds;
+  s.backward =
+      full.recompute.seconds + full.backward.seconds - windowed.recompute.seconds - windowed.backward.seconds;
+  s.windowed_forward = windowed.forward;
+  s.windowed_backward = windowed.backward;
+  return s;
+}
+
 PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const ComputeModel& model,
-                             bool dense_mlp) {
+                             bool dense_mlp, bool windowed) {
   Shapes x = layer_shapes(w, micro_batch);
+  if (windowed) x.window = static_cast<double>(w.model.sliding_window);
   const ComputeModel cm = gemm_model(w, model, GemmPass::fprop);  // forward kernels run again
   PassCost p;
   if (recomputes_mla_up_proj(w)) {  // rank-local: the checkpoint keeps the gathered latents

@@ -31,6 +31,9 @@ struct LayerShapes {
   // model.dropout > 0; 0 without, where PyTorch's dropout returns its input (no kernel, no mask).
   double mask_bytes;
   bool dropout() const { return mask_bytes > 0; }
+  // The sliding window this layer's attention uses (model.sliding_window), 0 for full attention:
+  // layer_costs sets it for the windowed layers.
+  double window = 0;
 };
 
 LayerShapes layer_shapes(const WorkloadConfig& w, int micro_batch);

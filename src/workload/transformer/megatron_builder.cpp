@@ -65,6 +65,7 @@ StepPlan StepBuilder::describe() {
   WorkloadConfig costed = w_;  // the kernels as they run: no userbuffers where the device has none
   costed.parallel.tp_overlap = tp_overlap_;
   layer_ = layer_costs(costed, mb_, *cm_);
+  window_ = sliding_window_saving(costed, mb_, *cm_, layer_);
   head_ = head_costs(costed, mb_, *cm_);
   if (w_.moe.enabled()) moe_ = moe_layer_costs(costed, mb_, *cm_, layer_);
   programs_ = build_schedule(p_ == 1 ? Schedule::none : w_.parallel.schedule, p_, m_, v_, combined_1f1b_,
@@ -91,6 +92,12 @@ StepPlan StepBuilder::describe() {
     append_kernels(plan.kernels, "MoE layer forward", moe_->layer.forward);
     append_kernels(plan.kernels, "MoE layer backward", moe_->layer.backward);
   }
+  // A sliding-window layer differs only in its attention kernels: those, in place of the full ones.
+  for (const auto& [group, pass] : {std::pair{"sliding-window layer forward", &window_.windowed_forward},
+                                    std::pair{"sliding-window layer backward", &window_.windowed_backward}})
+    for (const auto& op : pass->ops)
+      if (std::string_view(op.name).starts_with("sliding-window"))
+        plan.kernels.push_back({group, op.name, op.seconds, op.flops, op.bytes});
   append_kernels(plan.kernels, "embedding forward", head_.embedding_forward);
   append_kernels(plan.kernels, "embedding backward", head_.embedding_backward);
   append_kernels(plan.kernels, "output layer forward", head_.output_forward);
@@ -223,10 +230,14 @@ std::string StepBuilder::description() const {
                         kMoeDispatcherNames.name(w_.moe.dispatcher))
           : "";
   std::string order = layout_.pp_before_dp ? " (ranks tp-cp-pp-dp: a replica contiguous)" : "";
+  long long windowed = windowed_layers_in(w_.model, 0, w_.model.layers);
+  std::string window = windowed > 0 ? fmt::format(" ({}-token sliding window in {} of {} layers)",
+                                                  w_.model.sliding_window, windowed, w_.model.layers)
+                                    : "";
   return fmt::format(
-      "tp {}{} x pp {} x dp {}{}{}, {}, micro-batch {} ({} per step), recompute {}{}{}{}{}{}", layout_.tp, cp,
-      layout_.pp, layout_.dp, order, experts, schedule, mb_, m_, to_string(w_.training.recompute), fp8,
-      w_.training.attention == Attention::flash ? ", flash attention" : "",
+      "tp {}{} x pp {} x dp {}{}{}, {}, micro-batch {} ({} per step), recompute {}{}{}{}{}{}{}", layout_.tp,
+      cp, layout_.pp, layout_.dp, order, experts, schedule, mb_, m_, to_string(w_.training.recompute), fp8,
+      w_.training.attention == Attention::flash ? ", flash attention" : "", window,
       w_.parallel.sequence_parallel ? ", sequence parallel" : "",
       tp_overlap_ ? ", TP comm overlapped with GEMMs" : "",
       w_.parallel.zero ? fmt::format(", ZeRO-{}{}", w_.parallel.zero,

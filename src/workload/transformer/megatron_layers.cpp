@@ -5,6 +5,8 @@
 
 #include "megatron_step_builder.hpp"
 #include "podsim/network/collective.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload::megatron {
 namespace {
@@ -54,6 +56,11 @@ void StepBuilder::split_tp_overlap(int stage, const PassCost& pass, double layer
   }
 }
 
+double StepBuilder::windowed_layers_in_chunk(int stage, int chunk) const {
+  return static_cast<double>(windowed_layers_in(w_.model, chunk_first_layer(w_, v_, stage, chunk),
+                                                chunk_layers(w_, v_, stage, chunk)));
+}
+
 StepBuilder::ChunkWork StepBuilder::chunk_work(int stage, int chunk, Pass pass) {
   auto key = std::make_tuple(stage, chunk, pass == Pass::forward);
   auto it = chunk_cache_.find(key);
@@ -64,14 +71,15 @@ StepBuilder::ChunkWork StepBuilder::chunk_work(int stage, int chunk, Pass pass) 
   double L = chunk_layers(w_, v_, stage, chunk);
   ChunkWork work;
   std::vector<TpCollective> per_layer, extra;
+  double windowed = windowed_layers_in_chunk(stage, chunk);
   if (pass == Pass::forward) {
-    work.seconds = L * layer_.forward.seconds;
+    work.seconds = L * layer_.forward.seconds - windowed * window_.forward;
     split_tp_overlap(stage, layer_.forward, L, per_layer, work);
     if (has_embedding)
       work.seconds += head_.embedding_forward.seconds, append(extra, head_.embedding_forward.tp);
     if (has_output) work.seconds += head_.output_forward.seconds, append(extra, head_.output_forward.tp);
   } else {
-    work.seconds = L * (layer_.recompute.seconds + layer_.backward.seconds);
+    work.seconds = L * (layer_.recompute.seconds + layer_.backward.seconds) - windowed * window_.backward;
     split_tp_overlap(stage, layer_.recompute, L, per_layer, work);
     split_tp_overlap(stage, layer_.backward, L, per_layer, work);
     if (has_output) work.seconds += head_.output_backward.seconds, append(extra, head_.output_backward.tp);

@@ -118,6 +118,8 @@ class StepBuilder {
   // expert-parallel dispatch and combine (serial, or beside the shared experts with moe.overlap).
   ChunkWork moe_chunk_work(int stage, int chunk, Pass pass);
   long long moe_layers_in_chunk(int stage, int chunk) const;
+  // Sliding-window layers of a chunk (model.sliding_window), each window_ seconds faster than layer_.
+  double windowed_layers_in_chunk(int stage, int chunk) const;
   // Device time one MoE block's pass waits for the host (moe.host_forward_us / host_backward_us) beyond
   // the `block_seconds` of its kernels and the `dispatch_seconds` of its dispatch and combine.
   static double host_stall(double host, double block_seconds, double dispatch_seconds);
@@ -191,6 +193,7 @@ class StepBuilder {
   std::vector<int> rail_ranks_;
   std::optional<calibration::ComputeModel> cm_;
   LayerCosts layer_;
+  WindowSaving window_;  // what a sliding-window layer saves against layer_ (zero without a window)
   HeadCosts head_;
   std::vector<StageProgram> programs_;
   TaskGraph g_;

@@ -34,8 +34,14 @@ void StepBuilder::pair_passes(int s, int f_chunk, int b_chunk, ChunkWork& f, Chu
   b.ep_plan = ep_plan(s, lb - n, 1);
   const MoeLayerCosts& m = *moe_;
   double mlp_f = m.block_forward_seconds, mlp_b = m.block_backward_seconds;
-  double pre_f = m.layer.forward.seconds - mlp_f;
-  double pre_b = m.layer.recompute.seconds + m.layer.backward.seconds - mlp_b;
+  // The attention half, less what the chunk's sliding-window layers save on average.
+  auto windowed_share = [&](int chunk) {
+    double layers = static_cast<double>(chunk_layers(w_, v_, s, chunk));
+    return layers > 0 ? windowed_layers_in_chunk(s, chunk) / layers : 0.0;
+  };
+  double pre_f = m.layer.forward.seconds - mlp_f - window_.forward * windowed_share(f_chunk);
+  double pre_b = m.layer.recompute.seconds + m.layer.backward.seconds - mlp_b -
+                 window_.backward * windowed_share(b_chunk);
   // The paired layers' host floor is the pair's (below), not each pass's own (moe_chunk_work).
   f.seconds -= n * f.moe_host_stall;
   b.seconds -= n * b.moe_host_stall;

@@ -140,15 +140,17 @@ StepBuilder::ChunkWork StepBuilder::moe_chunk_work(int stage, int chunk, Pass pa
   auto append = [&](const PassCost& c) { extra.insert(extra.end(), c.tp.begin(), c.tp.end()); };
   bool forward = pass == Pass::forward;
   double pairs = 1;
+  double windowed = windowed_layers_in_chunk(stage, chunk);
   if (forward) {
-    work.seconds = dense_layers * layer_.forward.seconds + moe_layers * moe.forward.seconds;
+    work.seconds =
+        dense_layers * layer_.forward.seconds + moe_layers * moe.forward.seconds - windowed * window_.forward;
     if (dense_layers > 0) split_tp_overlap(stage, layer_.forward, dense_layers, dense_tp, work);
     if (moe_layers > 0) split_tp_overlap(stage, moe.forward, moe_layers, moe_tp, work);
     if (has_embedding) work.seconds += head_.embedding_forward.seconds, append(head_.embedding_forward);
     if (has_output) work.seconds += head_.output_forward.seconds, append(head_.output_forward);
   } else {
     work.seconds = dense_layers * (layer_.recompute.seconds + layer_.backward.seconds) +
-                   moe_layers * (moe.recompute.seconds + moe.backward.seconds);
+                   moe_layers * (moe.recompute.seconds + moe.backward.seconds) - windowed * window_.backward;
     for (const PassCost* c : {&layer_.recompute, &layer_.backward})
       if (dense_layers > 0) split_tp_overlap(stage, *c, dense_layers, dense_tp, work);
     for (const PassCost* c : {&moe.recompute, &moe.backward})

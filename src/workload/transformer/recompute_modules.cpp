@@ -106,10 +106,9 @@ double selective_recompute_flops_delta(const WorkloadConfig& w, double global_ba
   double layers = m.layers + m.mtp_layers;  // MTP layers recompute like the main model's (mtp_ops.cpp)
   double delta = 0;
   if (!w.training.recompute_modules.core_attn) {
-    // The attention core's forward FLOPs (what hardware_flops adds for selective): the score and value
-    // terms of layer_forward_flops, causal halving them, counted causally under flash as hardware_flops does.
-    double half = layer_forward_flops(m, global_batch, false) - layer_forward_flops(m, global_batch, true);
-    delta -= layers * (w.training.attention == Attention::flash ? half : 2 * half);
+    // The attention core's forward FLOPs (what hardware_flops adds for selective), counted causally (or
+    // over the window) under flash as hardware_flops does.
+    delta -= attention_core_forward_flops(m, global_batch, w.training.attention == Attention::flash);
   }
   if (recomputes_mla_up_proj(w)) {
     double q_in = m.q_lora_rank > 0 ? static_cast<double>(m.q_lora_rank) : h;

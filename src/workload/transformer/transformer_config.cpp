@@ -165,6 +165,14 @@ ModelConfig read_model_section(const ConfigNode& model, const std::string& name)
   m.linear_bias = model.boolean_or("linear_bias", true);
   m.dropout = number_in_or(model, "dropout", 0, 0.99, 0.1, "the hidden / attention dropout probability");
   read_mla_keys(model, m);  // model.attention, the MLA dimensions, mtp_layers (mla_config.cpp)
+  // Any length: a window as long as the sequence is full causal attention (an HF config's window against a
+  // shorter training sequence).
+  m.sliding_window = model.integer_in_or("sliding_window", 0, 1LL << 40, 0);
+  m.full_attention_every = static_cast<int>(model.integer_in_or("full_attention_every", 0, m.layers, 0));
+  if (m.full_attention_every > 0 && m.sliding_window == 0)
+    model.fail("full_attention_every", "needs model.sliding_window (the window the other layers use)");
+  if (m.sliding_window > 0 && m.attention_type == AttentionType::mla)
+    model.fail("sliding_window", "sliding-window attention with model.attention: mla is not modelled");
   model.reject_unknown_keys();
   validate_model_shape(m, model);
   return m;
@@ -394,6 +402,13 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
   if (p.pp > m.layers)
     par.fail("pp",
              fmt::format("pp={} stages for {} layers: every stage needs at least one layer", p.pp, m.layers));
+  // Transformer Engine's ring (p2p) context parallelism has no sliding-window attention (its fused
+  // attention is disabled for it, dot_product_attention/utils.py); the all-gather variant has.
+  if (p.cp > 1 && m.sliding_window > 0 && m.sliding_window < m.seq_len && p.cp_algorithm == CpAlgorithm::ring)
+    par.fail("cp_algorithm", fmt::format("ring context parallelism (cp={}) with model.sliding_window {}: "
+                                         "Transformer Engine runs sliding-window attention only with the "
+                                         "all-gather variant; set parallel.cp_algorithm: all_gather",
+                                         p.cp, m.sliding_window));
   int v = p.virtual_stages_auto ? 1 : p.virtual_stages;
   if (p.schedule != Schedule::interleaved && v != 1)
     par.fail("virtual_stages",

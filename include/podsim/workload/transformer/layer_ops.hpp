@@ -75,13 +75,26 @@ struct HeadCosts {
   PassCost output_forward, output_backward;        // last stage: final norm, logits, cross-entropy
 };
 
-// Costs of one layer for one microbatch of `micro_batch` sequences on one TP rank.
-LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const calibration::ComputeModel& cm);
+// Costs of one layer for one microbatch of `micro_batch` sequences on one TP rank; `windowed`: a layer of
+// model.sliding_window attention (its fused attention kernels skip the blocks outside the window).
+LayerCosts layer_costs(const WorkloadConfig& w, int micro_batch, const calibration::ComputeModel& cm,
+                       bool windowed = false);
+// What a sliding-window layer (model.sliding_window) saves against a full-attention one, per pass: its
+// fused attention kernels (forward, and backward with a recomputed core) skip the blocks outside the
+// window, nothing else differs (a dense or a MoE layer alike). Zero without a window or with unfused
+// attention, which computes every score whatever the mask. `windowed` holds the windowed layer's kernels.
+struct WindowSaving {
+  double forward = 0, backward = 0;  // seconds, >= 0; backward includes the recompute pass
+  PassCost windowed_forward, windowed_backward;
+};
+WindowSaving sliding_window_saving(const WorkloadConfig& w, int micro_batch,
+                                   const calibration::ComputeModel& cm, const LayerCosts& full);
+
 // The recompute pass of recompute: selective, one layer, from training.recompute_modules
 // (recompute_modules.hpp): the chosen modules' forward kernels; `dense_mlp` false for an MoE layer, whose
 // MLP is the MoE block (Megatron-Core's mlp module skips it).
 PassCost selective_recompute(const WorkloadConfig& w, int micro_batch, const calibration::ComputeModel& cm,
-                             bool dense_mlp);
+                             bool dense_mlp, bool windowed = false);
 HeadCosts head_costs(const WorkloadConfig& w, int micro_batch, const calibration::ComputeModel& cm);
 
 double element_bytes(topology::Precision p);

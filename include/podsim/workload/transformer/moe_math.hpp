@@ -26,8 +26,8 @@ double moe_active_params(const WorkloadConfig& w);
 // Tokens the busiest expert receives as a multiple of the mean: the imbalance, capped by the capacity
 // (capacity_factor; tokens beyond it are dropped). 1 for balanced dropless routing.
 double busiest_expert_load(const MoeConfig& moe);
-// Nodes an EP group spans (ep / (devices per node / etp), at least 1) and the expected distinct ones among a token's top_k
-// experts under uniform routing without repetition, the experts spread evenly over the nodes:
+// Nodes an EP group spans (ep / (devices per node / etp), at least 1) and the expected distinct ones among a
+// token's top_k experts under uniform routing without repetition, the experts spread evenly over the nodes:
 // nodes x (1 - C(E - E/nodes, k) / C(E, k)) (routed_to_any_of below). 1 when the group sits in one node.
 double ep_group_nodes(const WorkloadConfig& w);
 double flex_distinct_nodes(const WorkloadConfig& w);

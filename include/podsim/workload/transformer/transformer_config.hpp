@@ -57,6 +57,12 @@ struct ModelConfig {
   AttentionType attention_type = AttentionType::mha;
   long long q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
   int mtp_layers = 0;  // DeepSeek-V3 multi-token prediction modules on the last stage (0 = none)
+  // Sliding-window (local) attention: each query sees itself and the sliding_window - 1 keys before it
+  // (HF `sliding_window`; Megatron-Core window_size (W-1, 0)); 0 = every layer attends the whole causal
+  // prefix. full_attention_every N (Megatron-Core window_attn_skip_freq): layers N, 2N, ... (1-based)
+  // keep full attention, the others use the window; 0 = every layer uses it (Mistral 7B).
+  long long sliding_window = 0;
+  int full_attention_every = 0;
 
   long long query_groups() const { return kv_heads > 0 ? kv_heads : heads; }
   long long dim() const { return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0); }

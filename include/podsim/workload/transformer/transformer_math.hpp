@@ -3,6 +3,9 @@
 // untied output layers and rotary positions.
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "podsim/workload/transformer/transformer_config.hpp"
 
 namespace podsim::workload {
@@ -24,6 +27,20 @@ double total_params(const ModelConfig& m);
 // (f = 4h, MHA); in general 2*B*s*(GEMM weights) + 4*B*s^2*a*d for the attention scores and values.
 // `causal` halves the s^2 terms, counting only the unmasked half of the score matrix.
 double layer_forward_flops(const ModelConfig& m, double sequences, bool causal = false);
+// The forward FLOPs of all m.layers main-model layers (not the MTP layers): layers x layer_forward_flops,
+// with the sliding-window layers' attention over the pairs of their window under the causal count.
+double layers_forward_flops(const ModelConfig& m, double sequences, bool causal = false);
+// The attention core's forward FLOPs (scores and values) of every layer, MTP layers included.
+double attention_core_forward_flops(const ModelConfig& m, double sequences, bool causal);
+// Sliding-window attention (model.sliding_window): whether layer `layer` (0-based) uses the window
+// (Megatron-Core: 1-based layer numbers that full_attention_every divides keep full attention), and how
+// many of the `count` layers from `first` do.
+bool windowed_layer(const ModelConfig& m, long long layer);
+long long windowed_layers_in(const ModelConfig& m, long long first, long long count);
+// The model.full_attention_every that gives this per-layer pattern (true: a sliding-window layer), 0 when
+// every layer uses the window; nullopt when no period does (HF layer_types, Megatron-Core's list form of
+// window_attn_skip_freq).
+std::optional<int> full_attention_every_of(const std::vector<bool>& windowed);
 // Output-layer (logits) FLOPs of one forward pass: 2*B*s*h*V.
 double logits_forward_flops(const ModelConfig& m, double sequences);
 

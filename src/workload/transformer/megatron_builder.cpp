@@ -156,7 +156,13 @@ void StepBuilder::check_memory(const std::vector<MemoryBreakdown>& memory) {
     if (!w_.parallel.sequence_parallel && layout_.tp > 1) ideas.push_back("parallel.sequence_parallel: true");
     // Activations scale with the tokens a rank holds: when they dominate, splitting the sequence helps.
     if (m.activations > m.weights + m.gradients + m.optimizer)
-      ideas.push_back(fmt::format("context parallelism (parallel.cp: {})", 2 * layout_.cp));
+      ideas.push_back(fmt::format(
+          "context parallelism (parallel.cp: {}{})", 2 * layout_.cp,
+          // Transformer Engine's ring has no sliding-window attention (transformer_config.cpp refuses it).
+          windowed_layers_in(w_.model, 0, w_.model.layers) > 0 &&
+                  w_.parallel.cp_algorithm == CpAlgorithm::ring
+              ? " with cp_algorithm: all_gather"
+              : ""));
     std::string hint;
     for (size_t i = 0; i < ideas.size(); ++i)
       hint += (i == 0 ? "" : i + 1 == ideas.size() ? " or " : ", ") + ideas[i];

@@ -50,11 +50,9 @@ bool has_set(const driver::JobImport& imp, const std::string& set) {
 TEST(HfConfig, ModelCardsGiveThePresetsModels) {
   struct Case {
     const char *json, *preset;
-  } cases[] = {{"llama3-8b", "llama3-8b"},
-               {"llama3-70b", "llama3-70b"},
-               {"mixtral-8x7b", "mixtral-8x7b"},
-               {"qwen3-30b-a3b", "qwen3-30b-a3b"},
-               {"deepseek-v3", "deepseek-v3"}};
+  } cases[] = {{"llama3-8b", "llama3-8b"},       {"llama3-70b", "llama3-70b"},
+               {"mixtral-8x7b", "mixtral-8x7b"}, {"qwen3-30b-a3b", "qwen3-30b-a3b"},
+               {"deepseek-v3", "deepseek-v3"},   {"mistral-7b", "mistral-7b"}};
   for (const auto& c : cases) {
     auto imp = driver::read_hf_config(source_path(std::string("tests/data/hf/") + c.json + ".json"));
     WorkloadConfig got = with_overrides("workloads/base-llm.yaml", imp.sets);
@@ -74,6 +72,8 @@ TEST(HfConfig, ModelCardsGiveThePresetsModels) {
     EXPECT_EQ(g.position_embedding, w.position_embedding) << c.json;
     EXPECT_EQ(g.attention_type, w.attention_type) << c.json;
     EXPECT_EQ(g.mtp_layers, w.mtp_layers) << c.json;
+    EXPECT_EQ(g.sliding_window, w.sliding_window) << c.json;
+    EXPECT_EQ(g.full_attention_every, w.full_attention_every) << c.json;
     EXPECT_EQ(got.moe.experts, want.moe.experts) << c.json;
     EXPECT_EQ(got.moe.top_k, want.moe.top_k) << c.json;
     EXPECT_EQ(got.moe.first_dense_layers, want.moe.first_dense_layers) << c.json;
@@ -95,6 +95,7 @@ TEST(HfConfig, PublishedSizes) {  // the imported models' sizes as published (ro
   };
   EXPECT_NEAR(params("llama3-8b"), 8.03, 0.005);
   EXPECT_NEAR(params("mixtral-8x7b"), 46.7, 0.05);  // Mixtral of Experts, arXiv 2401.04088, Sec. 2
+  EXPECT_NEAR(params("mistral-7b"), 7.24, 0.005);   // the mistralai/Mistral-7B-v0.1 model card
 }
 
 TEST(HfConfig, Gpt2StyleConfig) {

@@ -313,6 +313,50 @@ TEST(Plan, ContextParallelRingCountsInTheBoundAndTheBoundHolds) {
   EXPECT_GT(exposed[4], 0);
 }
 
+// parallel.cp_algorithm is searched where there is context parallelism: the all-gather variant's serial
+// collectives count in the bound, which stays below every simulated step; with sliding-window attention
+// the ring is refused (Transformer Engine), so only the all-gather variant runs cp > 1.
+TEST(Plan, ContextParallelAlgorithmIsSearchedAndTheBoundHolds) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "4"}});
+  Overrides sets = {
+      {"parallel.tp", "8"},          {"parallel.cp", "[1, 2, 4]"},    {"parallel.pp", "1"},
+      {"training.micro_batch", "1"}, {"training.global_batch", "16"}, {"model.layers", "8"},
+      {"model.seq_len", "16384"},    {"parallel.zero", "1"},          {"parallel.sequence_parallel", "true"}};
+  std::vector<std::string> fixed = {"parallel.tp",
+                                    "parallel.pp",
+                                    "parallel.virtual_stages",
+                                    "training.recompute",
+                                    "parallel.sequence_parallel",
+                                    "parallel.zero",
+                                    "parallel.shard_group",
+                                    "parallel.dp_overlap",
+                                    "parallel.tp_overlap",
+                                    "parallel.etp",
+                                    "parallel.ep",
+                                    "training.micro_batch"};
+  driver::PlanOptions all{.top = 1, .jobs = 2, .exhaustive = true, .progress = {}};
+  auto algorithms = [&](const Overrides& extra) {
+    auto with = sets;
+    with.insert(with.end(), extra.begin(), extra.end());
+    Space s = llama_space(topo, with, fixed);
+    EXPECT_TRUE(s.keys[key_index(s, "parallel.cp_algorithm")].searched);
+    auto r = driver::run_plan(topo, s, all);
+    std::map<std::pair<int, workload::CpAlgorithm>, double> gathered;  // (cp, algorithm) -> cp bound
+    for (const auto& row : r.rows) {
+      auto w = driver::resolve(s, row.values);
+      if (!row.sim.ok()) continue;
+      EXPECT_LE(row.estimate.lower_bound, row.sim.step_time) << driver::candidate_label(s, row.values);
+      gathered[{w.parallel.cp, w.parallel.cp_algorithm}] = row.estimate.cp_comm;
+    }
+    return gathered;
+  };
+  auto full = algorithms({});
+  EXPECT_EQ(full.size(), 5u);  // cp 1 once, cp 2 and 4 with either algorithm
+  EXPECT_GT((full[{2, workload::CpAlgorithm::all_gather}]), 0);
+  auto windowed = algorithms({{"model.sliding_window", "4096"}});
+  EXPECT_EQ(windowed.size(), 3u);  // cp 1, and cp 2 and 4 with the all-gather variant only
+  EXPECT_EQ(windowed.count({2, workload::CpAlgorithm::ring}), 0u);
+}
 }  // namespace
 }  // namespace podsim
 

@@ -128,6 +128,14 @@ double Estimator::cp_step_seconds(const WorkloadConfig& w, double bytes) {
   return network::idle_plan_time(topo_, {phase});
 }
 
+// One context-parallel group's all-gather or reduce-scatter (the step builder's cp_collective_plan).
+double Estimator::cp_gather_seconds(const WorkloadConfig& w, int kind, double bytes) {
+  workload::ParallelLayout layout{.tp = w.parallel.tp, .pp = 1, .dp = 1, .cp = w.parallel.cp};
+  auto c =
+      network::make_collective(static_cast<network::CollectiveKind>(kind), layout.cp_group(0, 0, 0), bytes);
+  return network::idle_plan_time(topo_, network::plan_collective(topo_, c));
+}
+
 // Serial tensor-parallel time of a pass: with the userbuffers overlap (in effect: estimate() turns it off
 // where the device has none) the exposed share of an overlappable collective (split_tp_overlap), and
 // nothing of the ones Transformer Engine runs asynchronously beside a GEMM without userbuffers. A MoE
@@ -192,10 +200,17 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
   auto head = workload::head_costs(w, mb, cm);
   // Ring attention (megatron_overlap.cpp): per layer and pass, cp-1 KV steps overlap cp-1 of the cp
   // attention blocks; what the transfers take beyond those blocks is exposed. The slowdown of overlapped
-  // compute is left out (it only adds).
+  // compute is left out (it only adds). The all-gather variant's collectives run serially (one group's
+  // idle-network time).
   auto exposed_cp = [&](std::initializer_list<std::pair<const PassCost*, workload::CpPass>> passes) {
-    if (w.parallel.cp == 1 || w.parallel.cp_algorithm != workload::CpAlgorithm::ring) return 0.0;
+    if (w.parallel.cp == 1) return 0.0;
     double cp = w.parallel.cp, t = 0;
+    if (w.parallel.cp_algorithm == workload::CpAlgorithm::all_gather) {
+      for (const auto& [cost, which] : passes)
+        for (const auto& c : workload::cp_gather_collectives(w, mb, which))
+          t += cp_gather_seconds(w, static_cast<int>(c.kind), c.bytes);
+      return t;
+    }
     for (const auto& [cost, which] : passes) {
       double bytes = workload::cp_ring_step_bytes(w, mb, which);
       if (bytes <= 0 || cost->attention_seconds <= 0) continue;

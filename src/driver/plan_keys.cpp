@@ -104,6 +104,17 @@ long long parse_rank_order(const ConfigNode& s, const std::string& k, const YAML
   return static_cast<long long>(*o);
 }
 
+std::string cp_algorithm_name(long long v) {
+  return workload::kCpAlgorithmNames.name(static_cast<workload::CpAlgorithm>(v));
+}
+long long parse_cp_algorithm(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
+  auto a = workload::kCpAlgorithmNames.parse(v.IsScalar() ? v.Scalar() : "");
+  if (!a)
+    s.fail(k, fmt::format("'{}' is not one of {}", v.IsScalar() ? v.Scalar() : "",
+                          workload::kCpAlgorithmNames.valid_list()));
+  return static_cast<long long>(*a);
+}
+
 bool never(const WorkloadConfig&, const SpaceContext&, long long) {
   return false;
 }
@@ -397,6 +408,22 @@ const std::vector<SearchKey> kSearchKeys = {
               (w.parallel.pp == 1 || w.parallel.dp == 1);
      },
      rank_order_name, parse_rank_order},
+    {"parallel.cp_algorithm",
+     // How context parallelism moves keys and values: Megatron-Core's ring (overlapped with the attention
+     // blocks) or the all-gather Llama 3 used (serial, the only one with sliding-window attention).
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{static_cast<long long>(workload::CpAlgorithm::ring),
+                     static_cast<long long>(workload::CpAlgorithm::all_gather)};
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) {
+       w.parallel.cp_algorithm = static_cast<workload::CpAlgorithm>(v);
+     },
+     fine,
+     // Without context parallelism there is nothing to move.
+     [](const WorkloadConfig& w, const SpaceContext&, long long v) {
+       return v != static_cast<long long>(workload::CpAlgorithm::ring) && w.parallel.cp == 1;
+     },
+     cp_algorithm_name, parse_cp_algorithm},
 };
 
 }  // namespace

@@ -32,7 +32,8 @@ const std::map<std::string, std::string> kNeutral = {{"parallel.tp", "1"},
                                                      {"parallel.shard_group", "0"},
                                                      {"parallel.dp_overlap", "true"},
                                                      {"parallel.tp_overlap", "false"},
-                                                     {"parallel.rank_order", "tp-cp-dp-pp"}};
+                                                     {"parallel.rank_order", "tp-cp-dp-pp"},
+                                                     {"parallel.cp_algorithm", "ring"}};
 
 // Keys `podsim run` expands itself under `auto` (driver/simulation.cpp via candidate_settings).
 bool run_expands_auto(const std::string& path) {

@@ -36,7 +36,8 @@ struct CandidateEstimate {
   double compute = 0;      // of which compute of the slowest stage (with its ramp)
   double tp_comm = 0;      // of which serial tensor-parallel collectives
   double dp_comm = 0;      // of which data-parallel collectives no schedule hides
-  double cp_comm = 0;      // of which ring-attention transfers their attention blocks cannot hide
+  double cp_comm = 0;      // of which ring-attention transfers their attention blocks cannot hide, or
+                           // the all-gather variant's collectives
   double ep_comm = 0;      // of which MoE dispatch and combine not hidden beside the shared experts
 };
 
@@ -70,6 +71,8 @@ class Estimator {
                        const workload::LayerCosts& dense, const ChainCost& cp_fwd, const ChainCost& cp_bwd);
   // Idle-network seconds of one context-parallel ring step of that many bytes (one ring, rank 0's).
   double cp_step_seconds(const workload::WorkloadConfig& w, double bytes);
+  // Idle-network seconds of one all-gather variant collective over the first context-parallel group.
+  double cp_gather_seconds(const workload::WorkloadConfig& w, int kind, double bytes);
   const calibration::ComputeModel& compute_model(const workload::WorkloadConfig& w);
   const topology::Topology& topo_;
   std::optional<calibration::ComputeModel> cm_;  // every candidate has the same precision

@@ -90,11 +90,14 @@ TEST(RunOutputs, SummaryColumnsOnlyGrowAtTheEnd) {
                                        "status"};
   ASSERT_GE(c.size(), contract.size() + 3);
   for (size_t i = 0; i < contract.size(); ++i) EXPECT_EQ(c[i], contract[i]);
-  EXPECT_EQ(c[c.size() - 5], "simulated_tasks");
-  EXPECT_EQ(c[c.size() - 4], "out_of_memory_tier");
-  EXPECT_EQ(c[c.size() - 3], "memory_needed_GiB");
-  EXPECT_EQ(c[c.size() - 2], "memory_available_GiB");
-  EXPECT_EQ(c[c.size() - 1], "mfu_causal");  // appended after them (issue 13)
+  auto at = [&](const std::string& name) { return std::find(c.begin(), c.end(), name) - c.begin(); };
+  auto last = at("simulated_tasks");
+  for (const char* next :
+       {"out_of_memory_tier", "memory_needed_GiB", "memory_available_GiB",
+        "mfu_causal",                                             // appended after them (issue 13)
+        "rank_order", "sliding_window", "full_attention_every"})  // then these (session 41)
+    EXPECT_EQ(at(next), ++last) << next;
+  EXPECT_EQ(static_cast<size_t>(last), c.size() - 1);
 }
 
 TEST(RunOutputs, OutOfMemoryNamesTheTierThatDidNotFit) {

@@ -57,6 +57,7 @@ const WorkloadRegistry& workload_registry() {
               {"transformer_lm", &topology::is_family<topology::WaferClusterSpec>, &make_cerebras_model},
           },
       .setting_columns = merged_setting_columns(),
+      .late_setting_columns = megatron_late_setting_columns(),
   };
   return registry;
 }

@@ -24,6 +24,8 @@ struct WorkloadRegistry {
   // summary.csv's settings columns, in order: the setup columns the kinds share, then each kind's own
   // (registry.cpp). Every key of a StepPlan's settings is one of them, so rows of all kinds line up.
   std::vector<std::string> setting_columns;
+  // Settings columns added after summary.csv's last column of their time (after mfu_causal), in order.
+  std::vector<std::string> late_setting_columns;
 };
 
 // The factory for `kind` on `topo` (kind must be a key of by_kind).

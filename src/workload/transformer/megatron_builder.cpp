@@ -206,7 +206,10 @@ std::vector<std::pair<std::string, std::string>> StepBuilder::settings_list() co
           {"precision", topology::to_string(c.training.precision)},
           {"cp", std::to_string(layout_.cp)},
           {"cp_algorithm", layout_.cp > 1 ? to_string(c.parallel.cp_algorithm) : "none"},
-          {"tp_overlap", tp_overlap_ ? "true" : "false"}};
+          {"tp_overlap", tp_overlap_ ? "true" : "false"},
+          {"rank_order", to_string(c.parallel.rank_order)},
+          {"sliding_window", std::to_string(c.model.sliding_window)},
+          {"full_attention_every", std::to_string(c.model.full_attention_every)}};
 }
 
 std::string StepBuilder::description() const {

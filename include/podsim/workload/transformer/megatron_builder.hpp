@@ -56,5 +56,10 @@ inline std::vector<std::string> megatron_setting_columns() {
 inline std::vector<std::string> megatron_cp_setting_columns() {
   return {"cp", "cp_algorithm", "tp_overlap"};
 }
+// Columns added after every column summary.csv had (registry late_setting_columns): the rank order and
+// sliding-window attention.
+inline std::vector<std::string> megatron_late_setting_columns() {
+  return {"rank_order", "sliding_window", "full_attention_every"};
+}
 
 }  // namespace podsim::workload

@@ -335,12 +335,14 @@ TEST(Plan, ContextParallelAlgorithmIsSearchedAndTheBoundHolds) {
                                     "parallel.ep",
                                     "training.micro_batch"};
   driver::PlanOptions all{.top = 1, .jobs = 2, .exhaustive = true, .progress = {}};
+  driver::SkipCounts skipped;
   auto algorithms = [&](const Overrides& extra) {
     auto with = sets;
     with.insert(with.end(), extra.begin(), extra.end());
     Space s = llama_space(topo, with, fixed);
     EXPECT_TRUE(s.keys[key_index(s, "parallel.cp_algorithm")].searched);
     auto r = driver::run_plan(topo, s, all);
+    skipped = r.skipped;
     std::map<std::pair<int, workload::CpAlgorithm>, double> gathered;  // (cp, algorithm) -> cp bound
     for (const auto& row : r.rows) {
       auto w = driver::resolve(s, row.values);
@@ -356,6 +358,9 @@ TEST(Plan, ContextParallelAlgorithmIsSearchedAndTheBoundHolds) {
   auto windowed = algorithms({{"model.sliding_window", "4096"}});
   EXPECT_EQ(windowed.size(), 3u);  // cp 1, and cp 2 and 4 with the all-gather variant only
   EXPECT_EQ(windowed.count({2, workload::CpAlgorithm::ring}), 0u);
+  EXPECT_EQ(
+      skipped["ring context parallelism with sliding-window attention (Transformer Engine: all_gather only)"],
+      2);  // cp 2 and 4, one reason
 }
 }  // namespace
 }  // namespace podsim

@@ -418,7 +418,14 @@ const std::vector<SearchKey> kSearchKeys = {
      [](WorkloadConfig& w, const SpaceContext&, long long v) {
        w.parallel.cp_algorithm = static_cast<workload::CpAlgorithm>(v);
      },
-     fine,
+     // One reason for every cp, where the workload check would name each (transformer_config.cpp).
+     [](const WorkloadConfig& w, const SpaceContext&) -> const char* {
+       bool windowed = workload::windowed_layers_in(w.model, 0, w.model.layers) > 0;
+       return windowed && w.parallel.cp > 1 && w.parallel.cp_algorithm == workload::CpAlgorithm::ring
+                  ? "ring context parallelism with sliding-window attention (Transformer Engine: all_gather "
+                    "only)"
+                  : nullptr;
+     },
      // Without context parallelism there is nothing to move.
      [](const WorkloadConfig& w, const SpaceContext&, long long v) {
        return v != static_cast<long long>(workload::CpAlgorithm::ring) && w.parallel.cp == 1;

@@ -31,6 +31,16 @@ inline Overrides expert_groups_of_64_in_two_stages() {
           {"training.micro_batch", "1"}};
 }
 
+// A GPU cluster preset cut to eight servers in two spine groups ("pods") of two scalable units of two
+// servers, the spines' uplinks to the core tapered `core_taper`:1 ("1": non-blocking): what crosses a
+// tapered core (parallel.rank_order tests).
+inline topology::Overrides two_pods(const char* core_taper) {
+  return {{"nodes", "8"},
+          {"fabric.scalable_unit_nodes", "2"},
+          {"fabric.sus_per_spine_group", "2"},
+          {"fabric.core_oversubscription", core_taper}};
+}
+
 // The message of the InputError that `f` throws, or "" when it throws none (so `.empty()` means accepted).
 inline std::string error_of(const std::function<void()>& f) {
   try {

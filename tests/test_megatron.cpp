@@ -175,12 +175,7 @@ TEST(Megatron, MicrobatchGroupsOfTheInterleavedSchedule) {
 // and the pipeline crosses the taper; in tp-cp-pp-dp (Llama 3's order) a replica (tp x pp = 4 servers)
 // fills a pod, the pipeline stays inside it and the data-parallel reduction crosses.
 TEST(Megatron, RankOrderDecidesWhatCrossesATaperedCore) {
-  auto pods = [](const char* taper) {
-    return topology::Overrides{{"nodes", "8"},
-                               {"fabric.scalable_unit_nodes", "2"},
-                               {"fabric.sus_per_spine_group", "2"},
-                               {"fabric.core_oversubscription", taper}};
-  };
+  auto pods = podsim::testing::two_pods;
   Overrides stages = {{"parallel.tp", "8"},
                       {"parallel.pp", "4"},
                       {"parallel.dp", "2"},
@@ -213,12 +208,7 @@ TEST(Megatron, RankOrderDecidesWhatCrossesATaperedCore) {
 // Megatron's order, across the taper in Llama 3's (before, the expert groups of tp-cp-pp-dp were laid over
 // the next stage's ranks). Any other ep is an input error naming the rule.
 TEST(Megatron, RankOrderWithExpertsFollowsMegatronCoresRule) {
-  topology::Overrides pods = {{"nodes", "8"},
-                              {"fabric.scalable_unit_nodes", "2"},
-                              {"fabric.sus_per_spine_group", "2"},
-                              {"fabric.core_oversubscription", "8"}};
-  topology::Overrides flat = {
-      {"nodes", "8"}, {"fabric.scalable_unit_nodes", "2"}, {"fabric.sus_per_spine_group", "2"}};
+  topology::Overrides pods = podsim::testing::two_pods("8"), flat = podsim::testing::two_pods("1");
   Overrides stages = {{"parallel.tp", "8"},
                       {"parallel.pp", "4"},
                       {"parallel.dp", "2"},

@@ -531,13 +531,8 @@ TEST(Plan, RankOrderIsSearchedWhereItDecidesSomething) {
   auto count_both = [](const std::map<std::string, std::set<workload::RankOrder>>& seen) {
     return std::count_if(seen.begin(), seen.end(), [](const auto& e) { return e.second.size() == 2; });
   };
-  topology::Overrides pods = {{"nodes", "8"},
-                              {"fabric.scalable_unit_nodes", "2"},
-                              {"fabric.sus_per_spine_group", "2"},
-                              {"fabric.core_oversubscription", "8"}};
-  auto tapered = preset("dgx-h100-superpod", pods);
-  pods.pop_back();
-  auto flat = preset("dgx-h100-superpod", pods);
+  auto tapered = preset("dgx-h100-superpod", testing::two_pods("8"));
+  auto flat = preset("dgx-h100-superpod", testing::two_pods("1"));
   Overrides tp8 = {{"parallel.tp", "8"}, {"parallel.cp", "1"}, {"parallel.zero", "1"}};
   std::vector<std::string> fixed = {"parallel.tp", "parallel.cp", "parallel.zero"};
   // tp 8 fills a server: on the non-blocking fabric the default alone, on the tapered one both.

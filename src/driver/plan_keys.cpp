@@ -40,9 +40,6 @@ std::string number(long long v) {
 std::string boolean(long long v) {
   return v ? "true" : "false";
 }
-std::string recompute_name(long long v) {
-  return workload::to_string(static_cast<Recompute>(v));
-}
 
 long long parse_int(const ConfigNode& section, const std::string& key, const YAML::Node& value,
                     long long lo) {
@@ -73,46 +70,23 @@ long long parse_bool(const ConfigNode& s, const std::string& k, const YAML::Node
   if (t == "false") return 0;
   s.fail(k, fmt::format("'{}' is not true or false", t));
 }
-long long parse_recompute(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
-  auto r = workload::kRecomputeNames.parse(v.IsScalar() ? v.Scalar() : "");
-  if (!r) s.fail(k, fmt::format("'{}' is not one of none, selective, full", v.IsScalar() ? v.Scalar() : ""));
-  return static_cast<long long>(*r);
-}
 
 long long dispatcher(MoeDispatcher d) {
   return static_cast<long long>(d);
 }
-std::string dispatcher_name(long long v) {
-  return workload::kMoeDispatcherNames.name(static_cast<MoeDispatcher>(v));
-}
-long long parse_dispatcher(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
-  auto d = workload::kMoeDispatcherNames.parse(v.IsScalar() ? v.Scalar() : "");
-  if (!d)
-    s.fail(k, fmt::format("'{}' is not one of {}", v.IsScalar() ? v.Scalar() : "",
-                          workload::kMoeDispatcherNames.valid_list()));
-  return dispatcher(*d);
-}
 
-std::string rank_order_name(long long v) {
-  return workload::kRankOrderNames.name(static_cast<RankOrder>(v));
+// The label and the parser of a key whose values are an enum's names (core/names.hpp table `names`).
+template <const auto& names>
+std::string choice_name(long long v) {
+  using E = typename decltype(names.parse(std::string_view{}))::value_type;
+  return names.name(static_cast<E>(v));
 }
-long long parse_rank_order(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
-  auto o = workload::kRankOrderNames.parse(v.IsScalar() ? v.Scalar() : "");
-  if (!o)
-    s.fail(k, fmt::format("'{}' is not one of {}", v.IsScalar() ? v.Scalar() : "",
-                          workload::kRankOrderNames.valid_list()));
-  return static_cast<long long>(*o);
-}
-
-std::string cp_algorithm_name(long long v) {
-  return workload::kCpAlgorithmNames.name(static_cast<workload::CpAlgorithm>(v));
-}
-long long parse_cp_algorithm(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
-  auto a = workload::kCpAlgorithmNames.parse(v.IsScalar() ? v.Scalar() : "");
-  if (!a)
-    s.fail(k, fmt::format("'{}' is not one of {}", v.IsScalar() ? v.Scalar() : "",
-                          workload::kCpAlgorithmNames.valid_list()));
-  return static_cast<long long>(*a);
+template <const auto& names>
+long long parse_choice(const ConfigNode& s, const std::string& k, const YAML::Node& v) {
+  std::string text = v.IsScalar() ? v.Scalar() : "";
+  auto value = names.parse(text);
+  if (!value) s.fail(k, fmt::format("'{}' is not one of {}", text, names.valid_list()));
+  return static_cast<long long>(*value);
 }
 
 bool never(const WorkloadConfig&, const SpaceContext&, long long) {
@@ -208,10 +182,9 @@ const char* check_shard_group(const WorkloadConfig& w, const SpaceContext&) {
 
 // Megatron-Core's assertion for MoE with stages before replicas (transformer_config.cpp says it in full).
 const char* check_rank_order(const WorkloadConfig& w, const SpaceContext&) {
-  const auto& p = w.parallel;
-  if (w.moe.enabled() && p.rank_order == RankOrder::tp_cp_pp_dp && p.pp > 1 && p.ep * p.etp != p.tp * p.cp)
-    return "rank_order tp-cp-pp-dp with MoE and pp > 1 needs ep*etp = tp*cp";
-  return nullptr;
+  return workload::rank_order_splits_expert_groups(w)
+             ? "rank_order tp-cp-pp-dp with MoE and pp > 1 needs ep*etp = tp*cp"
+             : nullptr;
 }
 
 const std::vector<SearchKey> kSearchKeys = {
@@ -288,7 +261,7 @@ const std::vector<SearchKey> kSearchKeys = {
      [](const WorkloadConfig& w, const SpaceContext&, long long v) {
        return v != dispatcher(MoeDispatcher::alltoall) && w.parallel.ep == 1;
      },
-     dispatcher_name, parse_dispatcher},
+     choice_name<workload::kMoeDispatcherNames>, parse_choice<workload::kMoeDispatcherNames>},
     {"parallel.virtual_stages",
      [](const WorkloadConfig& w, const SpaceContext& c) {
        bool interleaved = !c.schedule_explicit || c.schedule == Schedule::interleaved;
@@ -338,7 +311,7 @@ const std::vector<SearchKey> kSearchKeys = {
      [](WorkloadConfig& w, const SpaceContext&, long long v) {
        w.training.recompute = static_cast<Recompute>(v);
      },
-     fine, never, recompute_name, parse_recompute},
+     fine, never, choice_name<workload::kRecomputeNames>, parse_choice<workload::kRecomputeNames>},
     {"parallel.sequence_parallel",
      [](const WorkloadConfig&, const SpaceContext&) {
        return Values{0, 1};
@@ -407,7 +380,7 @@ const std::vector<SearchKey> kSearchKeys = {
        return v != static_cast<long long>(RankOrder::tp_cp_dp_pp) &&
               (w.parallel.pp == 1 || w.parallel.dp == 1);
      },
-     rank_order_name, parse_rank_order},
+     choice_name<workload::kRankOrderNames>, parse_choice<workload::kRankOrderNames>},
     {"parallel.cp_algorithm",
      // How context parallelism moves keys and values: Megatron-Core's ring (overlapped with the attention
      // blocks) or the all-gather Llama 3 used (serial, the only one with sliding-window attention).
@@ -430,7 +403,7 @@ const std::vector<SearchKey> kSearchKeys = {
      [](const WorkloadConfig& w, const SpaceContext&, long long v) {
        return v != static_cast<long long>(workload::CpAlgorithm::ring) && w.parallel.cp == 1;
      },
-     cp_algorithm_name, parse_cp_algorithm},
+     choice_name<workload::kCpAlgorithmNames>, parse_choice<workload::kCpAlgorithmNames>},
 };
 
 }  // namespace

@@ -133,6 +133,11 @@ ParallelLayout rank_layout(const ParallelConfig& p) {
       .tp = p.tp, .pp = p.pp, .dp = p.dp, .cp = p.cp, .pp_before_dp = p.rank_order == RankOrder::tp_cp_pp_dp};
 }
 
+bool rank_order_splits_expert_groups(const WorkloadConfig& w) {
+  const auto& p = w.parallel;
+  return w.moe.enabled() && p.rank_order == RankOrder::tp_cp_pp_dp && p.pp > 1 && p.ep * p.etp != p.tp * p.cp;
+}
+
 std::string interleaved_microbatch_problem(const ParallelConfig& p, long long microbatches) {
   if (p.schedule != Schedule::interleaved) return {};
   return interleaved_group_problem(p.pp, microbatches, p.microbatch_group);
@@ -361,7 +366,7 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   // before replicas it asserts that the expert and dense data-parallel sizes agree (or pp is 1), which
   // keeps an expert group inside one stage of one replica.
   const auto& p = w.parallel;
-  if (w.moe.enabled() && p.rank_order == RankOrder::tp_cp_pp_dp && p.pp > 1 && p.ep * p.etp != p.tp * p.cp)
+  if (rank_order_splits_expert_groups(w))
     root.child("parallel")
         .fail("rank_order",
               fmt::format("tp-cp-pp-dp with a moe: section and pp {} > 1 needs ep x etp = tp x cp (the "

@@ -231,6 +231,11 @@ struct WorkloadConfig {
   MoeConfig moe;  // disabled (experts 0) without a `moe:` section
 };
 
+// Stages before replicas with a moe: section where Megatron-Core refuses it: pp > 1 and ep x etp != tp x cp
+// (its assertion that the expert and dense data-parallel sizes agree), which would lay an expert group
+// over more than one stage of a replica.
+bool rank_order_splits_expert_groups(const WorkloadConfig& w);
+
 // Reads a transformer_lm workload (model, parallel, training sections). `devices` is the topology's
 // device count, used to resolve dp: auto and to check that the job fits on the machine.
 WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, int devices_per_node);

@@ -143,6 +143,56 @@ TEST(Plan, BranchAndBoundFindsTheExhaustiveBest) {
   EXPECT_NE(csv.find("not simulated (bound)"), std::string::npos);
 }
 
+// --distinct: the k best groups (candidates alike in the distinct keys), each at its best candidate, are
+// exactly what exhaustive simulation gives; the table then shows one row per group.
+TEST(Plan, DistinctGroupsAreTheExhaustiveBestOfEachGroup) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  Space s = small_space(topo);
+  driver::PlanOptions all{.top = 1, .jobs = 2, .exhaustive = true, .progress = {}};
+  auto every = driver::run_plan(topo, s, all);
+  for (const std::vector<std::string>& distinct : {std::vector<std::string>{"tp"}, {"tp", "pp"}}) {
+    std::vector<size_t> keys = driver::distinct_key_indices(s, distinct);
+    // The exhaustive answer: each group's best step, groups by it.
+    std::map<std::vector<long long>, double> best;
+    for (const auto& r : every.rows) {
+      if (!r.sim.ok()) continue;
+      std::vector<long long> g;
+      for (size_t k : keys) g.push_back(r.values[k]);
+      auto [it, fresh] = best.try_emplace(g, r.sim.step_time);
+      if (!fresh) it->second = std::min(it->second, r.sim.step_time);
+    }
+    std::vector<double> expected;
+    for (const auto& [g, t] : best) expected.push_back(t);
+    std::sort(expected.begin(), expected.end());
+    ASSERT_GE(expected.size(), 3u);
+    driver::PlanOptions grouped{
+        .top = 2, .jobs = 2, .exhaustive = false, .progress = {}, .distinct = distinct};
+    auto r = driver::run_plan(topo, s, grouped);
+    std::vector<size_t> bests = r.group_bests();
+    ASSERT_GE(bests.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) EXPECT_DOUBLE_EQ(r.rows[bests[i]].sim.step_time, expected[i]) << i;
+    EXPECT_LT(r.simulated, every.simulated);  // still a branch and bound
+    std::string csv = driver::plan_csv(s, r);
+    EXPECT_NE(csv.find(",distinct_rank\n"), std::string::npos);
+  }
+  // The table: one row per group, the keys alike in every row printed once above it.
+  driver::PlanOptions by_tp{.top = 3, .jobs = 2, .exhaustive = false, .progress = {}, .distinct = {"tp"}};
+  auto r = driver::run_plan(topo, s, by_tp);
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  driver::print_plan(out, s, r, 3);
+  std::fclose(out);
+  std::string printed(text, size);
+  std::free(text);
+  EXPECT_NE(printed.find("the best of each distinct tp (the other candidates of each: plan.csv)"),
+            std::string::npos)
+      << printed;
+  for (const char* tp : {"\n   1 tp=", "\n   2 tp=", "\n   3 tp="})
+    EXPECT_NE(printed.find(tp), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("\n   4 "), std::string::npos) << printed;  // three groups
+}
+
 TEST(Plan, BadInputIsAClearError) {
   auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
   std::string e = error_of([&] { llama_space(topo, {{"model.layers", "auto"}}, {}); });
@@ -164,6 +214,12 @@ TEST(Plan, BadInputIsAClearError) {
   e = error_of([&] { driver::run_plan(request); });
   EXPECT_NE(e.find("--top 0"), std::string::npos) << e;
   request.options.top = 1;
+  request.options.distinct = {"layout", "tpp"};
+  e = error_of([&] { driver::run_plan(request); });
+  EXPECT_NE(e.find("--distinct tpp: not a searchable key; expected a comma-separated list of layout, tp, cp"),
+            std::string::npos)
+      << e;
+  request.options.distinct = {};
   request.workload_file = source_path("workloads/ctr-sparse-ps.yaml");
   e = error_of([&] { driver::run_plan(request); });
   EXPECT_NE(e.find("searches the parallel layout of kind transformer_lm"), std::string::npos) << e;

@@ -71,6 +71,31 @@ TEST(PlanShards, MergedShardsRankWhatOneSearchRanks) {
   fs::remove_all(dir);
 }
 
+// With --distinct the shards bound against their own k-th best group; merged, the groups ranked are the
+// ones one search ranks, each at the same best candidate.
+TEST(PlanShards, MergedShardsRankTheDistinctGroupsOneSearchRanks) {
+  auto request = small_request("");
+  request.options.distinct = {"tp"};
+  request.options.top = 2;
+  auto whole = driver::run_plan(request);
+  std::vector<size_t> expected = whole.result.group_bests();
+  ASSERT_GE(expected.size(), 2u);
+  std::string dir = fresh_dir("distinct");
+  request.out = dir;
+  for (int i = 0; i < 2; ++i) {
+    request.shard = std::to_string(i) + "/2";
+    driver::run_plan(request);
+  }
+  auto merged = driver::merge_plan_shards({dir}, "");
+  std::vector<size_t> got = merged.result.group_bests();
+  ASSERT_GE(got.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(merged.result.rows[got[i]].values, whole.result.rows[expected[i]].values) << i;
+    EXPECT_DOUBLE_EQ(merged.result.rows[got[i]].sim.step_time, whole.result.rows[expected[i]].sim.step_time);
+  }
+  fs::remove_all(dir);
+}
+
 TEST(PlanShards, MissingOrForeignShardsAreClearErrors) {
   std::string dir = fresh_dir("missing");
   auto request = small_request(dir);
@@ -96,6 +121,7 @@ TEST(PlanShards, MissingOrForeignShardsAreClearErrors) {
 TEST(PlanShards, SlurmScriptRunsTheSameSearchPerTask) {
   std::string dir = fresh_dir("slurm");
   auto request = small_request(dir);
+  request.options.distinct = {"tp", "pp"};
   driver::SlurmSubmission job;
   job.out = dir;
   job.shards = 5;
@@ -110,6 +136,7 @@ TEST(PlanShards, SlurmScriptRunsTheSameSearchPerTask) {
   EXPECT_NE(s.find(" plan -t '"), std::string::npos) << s;
   EXPECT_NE(s.find("--set 'workload.parallel.tp=[1, 2, 4]'"), std::string::npos) << s;
   EXPECT_NE(s.find("--as-written"), std::string::npos) << s;
+  EXPECT_NE(s.find("--distinct 'tp,pp'"), std::string::npos) << s;
   EXPECT_NE(s.find("--shard \"$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT\""), std::string::npos) << s;
   // Bad input fails at submission, not in every array task.
   request.sets.push_back("workload.model.layers=auto");

@@ -38,6 +38,12 @@ void add_plan_command(CLI::App& app) {
       "Override a YAML key (topology. or workload. prefix); a workload key set here stays fixed,\n"
       "e.g. --set workload.parallel.tp=8; a YAML list searches it: --set 'workload.parallel.pp=[4,8]'");
   cmd->add_option("--top", opt->request.options.top, "Rank the best N exactly (default 20)");
+  cmd->add_option(
+         "--distinct", opt->request.options.distinct,
+         "Rank the best N distinct settings of these keys, each at its best setting of the others\n"
+         "(comma-separated short names: tp, pp, micro_batch, ...; layout = tp, cp, pp, dp, ep, etp,\n"
+         "virtual_stages, micro_batch), e.g. --distinct layout; still exact")
+      ->delimiter(',');
   cmd->add_option("--jobs,-j", opt->request.options.jobs,
                   "Candidates simulated at once: worker processes, 0 for one per core (the default)");
   opt->request.options.jobs = 0;
@@ -61,6 +67,9 @@ void add_plan_command(CLI::App& app) {
       "Combinations that do not divide or do not fit in device memory (closed-form memory model) are\n"
       "skipped and counted by reason; the rest are simulated in the order of a lower bound on their step\n"
       "time until none left can beat the N-th best (branch and bound): the N best are exact.\n"
+      "--distinct layout ranks layouts instead: the N best distinct (tp, cp, pp, dp, ep, etp, virtual\n"
+      "stages, micro-batch), each at its best other settings; they are exact too.\n"
+      "The table names the keys that differ among its rows; the others are printed once above it.\n"
       "On a Slurm cluster: podsim plan ... --out DIR --slurm [--slurm-shards N], then podsim merge DIR\n"
       "(the merged N best are still exact: each shard bounds its own candidates).\n"
       "Exit status: 0 on success, 2 on bad input.");

@@ -60,7 +60,9 @@ Space load_plan_space(const PlanRequest& request, topology::Topology& topo) {
     fixed.push_back(key);
   }
   check_kind(root, request.workload_file, topo);
-  return read_space(root, request.workload_file, topo, !request.as_written, fixed);
+  Space space = read_space(root, request.workload_file, topo, !request.as_written, fixed);
+  distinct_key_indices(space, request.options.distinct);  // an unknown --distinct name fails here
+  return space;
 }
 
 PlanRun run_plan(const PlanRequest& request) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -23,6 +24,32 @@ std::string seconds(double s) {
   return fmt::format("{:.6g}", s);
 }
 
+// "tp=4 pp=1 ..." for the searched keys among `keys` (indices in space.keys).
+std::string label(const Space& space, const std::vector<long long>& values, const std::vector<bool>& keys) {
+  std::string out;
+  for (size_t i = 0; i < space.keys.size(); ++i)
+    if (space.keys[i].searched && keys[i])
+      out += fmt::format("{}{}={}", out.empty() ? "" : " ", key_name(*space.keys[i].key),
+                         space.keys[i].key->label(values[i]));
+  return out;
+}
+
+// Per key: whether its value differs among `rows` (true for every key when fewer than two rows).
+std::vector<bool> varying_keys(const Space& space, const PlanResult& result,
+                               const std::vector<size_t>& rows) {
+  std::vector<bool> varies(space.keys.size(), rows.size() < 2);
+  for (size_t k = 0; k < space.keys.size(); ++k)
+    for (size_t r : rows)
+      if (result.rows[r].values[k] != result.rows[rows.front()].values[k]) varies[k] = true;
+  return varies;
+}
+
+std::string names_of(const Space& space, const std::vector<size_t>& keys) {
+  std::string out;
+  for (size_t k : keys) out += (out.empty() ? "" : ", ") + key_name(*space.keys[k].key);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> plan_csv_columns(const Space& space) {
@@ -33,13 +60,16 @@ std::vector<std::string> plan_csv_columns(const Space& space) {
   for (int i = 0; i < workload::kCategories; ++i)
     c.push_back(fmt::format("{}_s", workload::to_string(static_cast<workload::Category>(i))));
   c.push_back("bubble_s");
+  c.push_back("distinct_rank");  // the rank of the best candidate of each distinct group (plan --distinct)
   return c;
 }
 
 std::vector<std::vector<std::string>> plan_csv_rows(const Space& space, const PlanResult& result) {
   std::vector<std::vector<std::string>> rows;
+  std::vector<size_t> bests = result.group_bests();
   int rank = 0;
-  for (const auto& r : result.rows) {
+  for (size_t index = 0; index < result.rows.size(); ++index) {
+    const PlanRow& r = result.rows[index];
     bool ok = r.simulated && r.sim.ok();
     workload::WorkloadConfig w = resolve(space, r.values);
     std::vector<std::string> row = {ok ? std::to_string(++rank) : ""};
@@ -58,6 +88,8 @@ std::vector<std::vector<std::string>> plan_csv_rows(const Space& space, const Pl
     row.push_back(ok ? bound_by(r.sim) : "");
     for (double b : r.sim.breakdown) row.push_back(ok ? seconds(b) : "");
     row.push_back(ok ? seconds(r.sim.bubble) : "");
+    auto best = std::find(bests.begin(), bests.end(), index);
+    row.push_back(best == bests.end() ? "" : std::to_string(best - bests.begin() + 1));
     rows.push_back(std::move(row));
   }
   return rows;
@@ -70,8 +102,13 @@ std::string plan_csv(const Space& space, const PlanResult& result) {
 }
 
 std::string explain_winner(const PlanResult& result) {
-  if (result.ranked() < 2) return result.ranked() == 1 ? "only one candidate was simulated" : "";
-  const SimOutcome &a = result.rows[0].sim, &b = result.rows[1].sim;
+  std::vector<size_t> bests = result.group_bests();
+  if (bests.size() < 2) {
+    if (bests.empty()) return "";
+    return result.ranked() == 1 ? "only one candidate was simulated"
+                                : "only one distinct candidate was simulated";
+  }
+  const SimOutcome &a = result.rows[bests[0]].sim, &b = result.rows[bests[1]].sim;
   // -1 = the pipeline bubble (idle time), else a Category.
   auto cost = [](const SimOutcome& s, int c) { return c < 0 ? s.bubble : s.breakdown[c]; };
   int most = -1;
@@ -87,16 +124,32 @@ std::string explain_winner(const PlanResult& result) {
 }
 
 void print_plan(std::FILE* out, const Space& space, const PlanResult& result, int top) {
-  fmt::print(out, "{:>4} {:<58} {:>10} {:>12} {:>6} {:>8}  {}\n", "rank", "setting", "step [s]", "tokens/s",
-             "MFU %", "mem GiB", "bound by");
-  int shown = 0;
-  for (const auto& r : result.rows) {
-    if (!r.simulated || !r.sim.ok() || shown >= top) break;
-    fmt::print(out, "{:>4} {:<58} {:>10.5g} {:>12.5g} {:>6.2f} {:>8.1f}  {}\n", ++shown,
-               candidate_label(space, r.values), r.sim.step_time, r.sim.tokens_per_s, 100 * r.sim.mfu,
+  std::vector<size_t> shown = result.group_bests();
+  if (shown.size() > static_cast<size_t>(top)) shown.resize(static_cast<size_t>(top));
+  // The table names only the keys that differ among its rows; the others once above it.
+  std::vector<bool> varies = varying_keys(space, result, shown);
+  std::vector<bool> same(varies.size());
+  for (size_t k = 0; k < varies.size(); ++k) same[k] = !varies[k];
+  if (shown.size() > 1) {
+    std::string common = label(space, result.rows[shown.front()].values, same);
+    if (!common.empty()) fmt::print(out, "same in every row: {}\n", common);
+  }
+  bool grouped = result.distinct.size() < space.keys.size();
+  if (grouped && !shown.empty())
+    fmt::print(out, "the best of each distinct {} (the other candidates of each: plan.csv)\n",
+               names_of(space, result.distinct));
+  size_t width = 7;  // "setting"
+  for (size_t i : shown) width = std::max(width, label(space, result.rows[i].values, varies).size());
+  fmt::print(out, "{:>4} {:<{}} {:>10} {:>12} {:>6} {:>8}  {}\n", "rank", "setting", width, "step [s]",
+             "tokens/s", "MFU %", "mem GiB", "bound by");
+  int rank = 0;
+  for (size_t i : shown) {
+    const PlanRow& r = result.rows[i];
+    fmt::print(out, "{:>4} {:<{}} {:>10.5g} {:>12.5g} {:>6.2f} {:>8.1f}  {}\n", ++rank,
+               label(space, r.values, varies), width, r.sim.step_time, r.sim.tokens_per_s, 100 * r.sim.mfu,
                r.sim.memory / GiB, bound_by(r.sim));
   }
-  if (shown > 0) {
+  if (!shown.empty()) {
     fmt::print(out, "winner: {}\n", result.rows[0].sim.description);
     for (const auto& h : result.rows[0].sim.hints) fmt::print(out, "hint: {}\n", h);
   }
@@ -105,9 +158,10 @@ void print_plan(std::FILE* out, const Space& space, const PlanResult& result, in
   for (const auto& [reason, n] : result.skipped) skipped += n;
   fmt::print(out,
              "searched: {} combinations divide and {} fit; {} simulated ({} not, their lower bound could not "
-             "beat the best {}) in {:.1f} s; {} skipped:\n",
+             "beat the best {}{}) in {:.1f} s; {} skipped:\n",
              result.enumerated, result.rows.size(), result.simulated,
-             static_cast<long long>(result.rows.size()) - result.simulated, top, result.seconds, skipped);
+             static_cast<long long>(result.rows.size()) - result.simulated, top,
+             grouped ? " distinct " + names_of(space, result.distinct) : "", result.seconds, skipped);
   for (const auto& [reason, n] : result.skipped) fmt::print(out, "  {:>9}  {}\n", n, reason);
   int failed = 0;
   for (const auto& r : result.rows)

@@ -91,22 +91,35 @@ class Pool {
   std::vector<std::pair<size_t, StartedChild>> running_;
 };
 
-// The k-th best simulated step time so far (infinite until k are known).
+// The k-th best group's best simulated step time so far (infinite until k groups are known). A group is
+// the candidates alike in the distinct keys; without --distinct every candidate is its own.
 class Best {
  public:
-  explicit Best(int k) : k_(static_cast<size_t>(std::max(1, k))) {}
-  void add(double t) {
+  Best(int k, std::vector<size_t> keys) : k_(static_cast<size_t>(std::max(1, k))), keys_(std::move(keys)) {}
+  void add(const std::vector<long long>& values, double t) {
+    auto [it, fresh] = group_best_.try_emplace(group(values), t);
+    if (!fresh) {
+      if (t >= it->second) return;
+      times_.erase(times_.find(it->second));
+      it->second = t;
+    }
     times_.insert(t);
-    if (times_.size() > k_) times_.erase(std::prev(times_.end()));
   }
   double kth() const {
-    return times_.size() < k_ ? std::numeric_limits<double>::infinity() : *std::prev(times_.end());
+    return times_.size() < k_ ? std::numeric_limits<double>::infinity() : *std::next(times_.begin(), k_ - 1);
   }
   double best() const { return times_.empty() ? 0 : *times_.begin(); }
 
  private:
+  std::vector<long long> group(const std::vector<long long>& values) const {
+    std::vector<long long> g;
+    for (size_t i : keys_) g.push_back(values[i]);
+    return g;
+  }
   size_t k_;
-  std::multiset<double> times_;
+  std::vector<size_t> keys_;
+  std::map<std::vector<long long>, double> group_best_;
+  std::multiset<double> times_;  // one per group: its best
 };
 
 std::vector<PlanRow> fitting_candidates(const topology::Topology& topo, const Space& space,
@@ -130,6 +143,46 @@ std::vector<PlanRow> fitting_candidates(const topology::Topology& topo, const Sp
 }
 
 }  // namespace
+
+std::vector<size_t> distinct_key_indices(const Space& space, const std::vector<std::string>& names) {
+  auto short_name = [](const KeyChoice& k) {
+    std::string path = k.key->path;
+    return path.substr(path.find('.') + 1);
+  };
+  std::vector<std::string> wanted;
+  for (const auto& n : names)
+    if (n == "layout")
+      wanted.insert(wanted.end(), kLayoutKeys.begin(), kLayoutKeys.end());
+    else
+      wanted.push_back(n);
+  std::vector<size_t> out;
+  for (size_t i = 0; i < space.keys.size(); ++i)
+    if (names.empty() || std::find(wanted.begin(), wanted.end(), short_name(space.keys[i])) != wanted.end())
+      out.push_back(i);
+  for (const auto& n : wanted) {
+    bool known = std::any_of(space.keys.begin(), space.keys.end(),
+                             [&](const KeyChoice& k) { return short_name(k) == n; });
+    if (!known) {
+      std::string valid = "layout";
+      for (const auto& k : space.keys) valid += ", " + short_name(k);
+      throw InputError(fmt::format(
+          "--distinct {}: not a searchable key; expected a comma-separated list of {}", n, valid));
+    }
+  }
+  return out;
+}
+
+std::vector<size_t> PlanResult::group_bests() const {
+  std::set<std::vector<long long>> seen;
+  std::vector<size_t> out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].simulated || !rows[i].sim.ok()) break;  // ranked rows come first
+    std::vector<long long> g;
+    for (size_t k : distinct) g.push_back(rows[i].values[k]);
+    if (seen.insert(std::move(g)).second) out.push_back(i);
+  }
+  return out;
+}
 
 int PlanResult::ranked() const {
   return static_cast<int>(
@@ -189,6 +242,7 @@ void rank_rows(std::vector<PlanRow>& rows) {
 PlanResult run_plan(const topology::Topology& topo, const Space& space, const PlanOptions& options) {
   auto started = std::chrono::steady_clock::now();
   PlanResult result;
+  result.distinct = distinct_key_indices(space, options.distinct);
   result.rows = fitting_candidates(topo, space, result);
   if (options.shards > 1) {  // this shard's rows: every shards-th in lower-bound order
     std::vector<PlanRow> mine;
@@ -202,7 +256,7 @@ PlanResult run_plan(const topology::Topology& topo, const Space& space, const Pl
         fmt::format("{} candidates divide, {} fit; simulating in lower-bound order with {} "
                     "worker(s)",
                     result.enumerated, result.rows.size(), options.jobs));
-  Best best(options.top);
+  Best best(options.top, result.distinct);
   Pool pool;
   size_t next = 0;
   auto record = [&](size_t row, SimOutcome sim) {
@@ -210,7 +264,7 @@ PlanResult run_plan(const topology::Topology& topo, const Space& space, const Pl
     r.simulated = true;
     r.sim = std::move(sim);
     result.simulated++;
-    if (r.sim.ok()) best.add(r.sim.step_time);
+    if (r.sim.ok()) best.add(r.values, r.sim.step_time);
     if (options.progress)
       options.progress(
           fmt::format("[{} simulated, {} left above the bound] {}: {} (bound {:.4g} s), best {:.4g} s",

@@ -36,6 +36,7 @@ json request_json(const PlanRequest& r) {
           {"sets", r.sets},
           {"as_written", r.as_written},
           {"top", r.options.top},
+          {"distinct", r.options.distinct},
           {"exhaustive", r.options.exhaustive}};
 }
 
@@ -47,6 +48,7 @@ PlanRequest request_from(const json& j) {
   r.as_written = j.at("as_written").get<bool>();
   r.options.top = j.at("top").get<int>();
   r.options.exhaustive = j.at("exhaustive").get<bool>();
+  r.options.distinct = j.value("distinct", std::vector<std::string>{});  // shards of older builds: none
   return r;
 }
 
@@ -158,14 +160,15 @@ PlanRun merge_plan_shards(const std::vector<std::string>& dirs, const std::strin
   for (const auto& s : shards)
     if (s.at("request") != first.at("request"))
       throw InputError(
-          "the plan shard files are of different searches (topology, workload, --set, --top or "
-          "--as-written differ); merge the shards of one podsim plan");
+          "the plan shard files are of different searches (topology, workload, --set, --top, "
+          "--distinct or --as-written differ); merge the shards of one podsim plan");
   PlanRequest request = request_from(first.at("request"));
   topology::Topology topo;
   PlanRun run{.space = load_plan_space(request, topo), .result = {}, .written = {}, .title = ""};
   run.title = fmt::format("{} on {}", run.space.base.name, topo.name);
   run.top = request.options.top;
   PlanResult& r = run.result;
+  r.distinct = distinct_key_indices(run.space, request.options.distinct);
   r.enumerated = first.at("enumerated").get<long long>();
   r.skipped = first.at("skipped").get<SkipCounts>();
   for (const auto& s : shards) {
@@ -193,6 +196,8 @@ SlurmSubmitted submit_slurm_plan(const PlanRequest& request, const SlurmSubmissi
                                  shell_quote(absolute(request.workload_file)));
   for (const auto& s : request.sets) args += " --set " + shell_quote(s);
   args += fmt::format(" --top {}", request.options.top);
+  if (!request.options.distinct.empty())
+    args += " --distinct " + shell_quote(fmt::format("{}", fmt::join(request.options.distinct, ",")));
   if (request.as_written) args += " --as-written";
   if (request.options.exhaustive) args += " --exhaustive";
   args += fmt::format(" --out {} --quiet", shell_quote(absolute(job.out)));

@@ -1,7 +1,9 @@
 // `podsim plan`: every combination of the search space (plan_space.hpp) that divides and fits, ranked by
 // a lower bound on its step time (plan_bound.hpp); candidates are simulated, contention-aware, in lower-
 // bound order, in parallel worker processes, until no candidate left can beat the k-th best simulated
-// step time (branch and bound). The k best are then exactly the k best of the space.
+// step time (branch and bound). The k best are then exactly the k best of the space. With `distinct`
+// keys the ranking is of groups (candidates alike in those keys, each group at its best candidate), and
+// the bound prunes against the k-th best group: the k best groups and their best candidates are exact.
 #pragma once
 
 #include <array>
@@ -26,7 +28,18 @@ struct PlanOptions {
   // holds the k best of the space: a row a shard left out has a bound no better than that shard's k-th
   // best, which is no better than the k-th best of all (plan_shards.hpp merges them).
   int shard = 0, shards = 1;
+  // Short key names ("tp", "micro_batch"; "layout" for the parallel layout's keys, kLayoutKeys): rank the k
+  // best distinct settings of these keys, each at its best setting of the others. Empty: every candidate.
+  std::vector<std::string> distinct = {};
 };
+
+// What "layout" stands for in PlanOptions::distinct: the degrees of parallelism and the micro-batch.
+inline const std::vector<std::string> kLayoutKeys = {
+    "tp", "cp", "pp", "dp", "ep", "etp", "virtual_stages", "micro_batch"};
+
+// The indices in space.keys of PlanOptions::distinct's names (every key when empty); InputError for a
+// name that is not a searchable key, listing those that are.
+std::vector<size_t> distinct_key_indices(const Space& space, const std::vector<std::string>& names);
 
 // A simulated candidate, as its worker process reports it.
 struct SimOutcome {
@@ -52,8 +65,11 @@ struct PlanResult {
   SkipCounts skipped;         // reason -> combinations (out of memory included)
   long long enumerated = 0;   // combinations that divide
   long long simulated = 0;
-  double seconds = 0;  // wall time of the search
-  int ranked() const;  // rows simulated successfully (they come first)
+  double seconds = 0;            // wall time of the search
+  std::vector<size_t> distinct;  // the keys (indices in Space::keys) that tell groups apart
+  int ranked() const;            // rows simulated successfully (they come first)
+  // The ranked rows that are the best of their group, in rank order (every ranked row without --distinct).
+  std::vector<size_t> group_bests() const;
 };
 
 PlanResult run_plan(const topology::Topology& topo, const Space& space, const PlanOptions& options);

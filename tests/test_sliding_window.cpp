@@ -237,6 +237,14 @@ TEST(SlidingWindow, BadInputIsAClearError) {
       {{"parallel.cp", "2"}, {"parallel.pp", "1"}, {"parallel.dp", "8"}, {"training.global_batch", "32"}});
   EXPECT_NE(e.find("cp_algorithm"), std::string::npos) << e;
   EXPECT_NE(e.find("all_gather"), std::string::npos) << e;
+  // Every layer full (full_attention_every 1): nothing windowed, so the ring runs, as the plan's check says.
+  EXPECT_NO_THROW(load_workload_model(kGptOss,
+                                      {{"parallel.cp", "2"},
+                                       {"parallel.pp", "1"},
+                                       {"parallel.dp", "8"},
+                                       {"training.global_batch", "32"},
+                                       {"model.full_attention_every", "1"}},
+                                      topo));
   e = refusal({{"model.sliding_window", "-1"}});
   EXPECT_NE(e.find("model.sliding_window"), std::string::npos) << e;
   e = error_of([&] {

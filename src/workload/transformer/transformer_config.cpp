@@ -18,6 +18,7 @@
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/recompute_modules.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload {
 namespace {
@@ -408,8 +409,9 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
     par.fail("pp",
              fmt::format("pp={} stages for {} layers: every stage needs at least one layer", p.pp, m.layers));
   // Transformer Engine's ring (p2p) context parallelism has no sliding-window attention (its fused
-  // attention is disabled for it, dot_product_attention/utils.py); the all-gather variant has.
-  if (p.cp > 1 && m.sliding_window > 0 && m.sliding_window < m.seq_len && p.cp_algorithm == CpAlgorithm::ring)
+  // attention is disabled for it, dot_product_attention/utils.py); the all-gather variant has. Only a model
+  // with windowed layers is refused (full_attention_every 1 leaves none; the plan's check agrees).
+  if (p.cp > 1 && windowed_layers_in(m, 0, m.layers) > 0 && p.cp_algorithm == CpAlgorithm::ring)
     par.fail("cp_algorithm", fmt::format("ring context parallelism (cp={}) with model.sliding_window {}: "
                                          "Transformer Engine runs sliding-window attention only with the "
                                          "all-gather variant; set parallel.cp_algorithm: all_gather",

@@ -1,4 +1,4 @@
-// Data-parallel sharding that communicates: ZeRO 0/1/3 bytes per step against closed forms, HSDP groups
+// Data-parallel sharding that communicates: ZeRO 0/1/2/3 bytes per step against closed forms, HSDP groups
 // and memory, the overlapped parameter gather, the compute slowdown under overlapped communication, and
 // the errors for settings that are refused.
 #include <gtest/gtest.h>
@@ -89,6 +89,35 @@ TEST(Sharding, Zero1ReduceScattersAndGathersWhatZero0AllReduces) {
     auto zero1 = config(topo, {{"parallel.zero", "1"}, {"parallel.dp_overlap", overlap}});
     EXPECT_NEAR(dp_bytes_sent(step(topo, zero1), 0), (params * gb + params * eb) * (n - 1) / n, 1e-3)
         << "dp_overlap " << overlap;
+  }
+}
+
+// ZeRO-2 keeps only a shard of the gradients, so each microbatch's backward reduce-scatters them (Megatron-
+// FSDP optim_grads, DeepSpeed ZeRO-2): m x params x grad bytes x (N-1)/N, then the updated parameters are
+// gathered once, as with ZeRO 1. Without overlap those reductions are exposed, once per microbatch.
+TEST(Sharding, Zero2ReduceScattersEveryMicrobatch) {
+  auto topo = two_nodes();
+  double exposed_zero1 = 0;
+  for (const char* zero : {"1", "2"}) {
+    for (const char* overlap : {"true", "false"}) {
+      auto w = config(topo, {{"parallel.zero", zero}, {"parallel.dp_overlap", overlap}});
+      double n = 16, m = std::string(zero) == "2" ? 2 : 1, params = stage_params(w, 0);
+      double gb = w.training.grad_reduce_bytes, eb = 2;
+      EXPECT_NEAR(dp_bytes_sent(step(topo, w), 0), (m * params * gb + params * eb) * (n - 1) / n, 1e-3)
+          << "zero " << zero << " dp_overlap " << overlap;
+      if (std::string(overlap) == "false") {
+        auto model =
+            load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
+                                small({{"parallel.zero", zero}, {"parallel.dp_overlap", "false"}}), topo);
+        auto r = driver::simulate(topo, *model);
+        ASSERT_EQ(r.status, "ok") << r.status_detail;
+        double exposed = r.mean[Category::dp];
+        if (std::string(zero) == "1")
+          exposed_zero1 = exposed;
+        else
+          EXPECT_GT(exposed, 1.5 * exposed_zero1);  // two reduce-scatters exposed instead of one
+      }
+    }
   }
 }
 

@@ -135,7 +135,7 @@ class HfReader {
     if (attn && hidden && *attn != *hidden)
       out_.warnings.push_back(
           fmt::format("{}: attention dropout {} and hidden dropout {} differ; podsim has "
-                      "one model.dropout (it decides activation memory only): took {}",
+                      "one model.dropout (its masks in activation memory and its kernels): took {}",
                       file_, *attn, *hidden, *p));
     set("model.dropout", fmt::format("{}", *p));
   }

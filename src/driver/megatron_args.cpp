@@ -149,7 +149,7 @@ void MegatronMapper::model() {
   if (hidden && attn && *hidden != *attn)
     warn(
         fmt::format("--hidden-dropout {} and --attention-dropout {} differ; podsim has one model.dropout "
-                    "(activation memory only): took {}",
+                    "(its masks in activation memory and its kernels): took {}",
                     *hidden, *attn, *hidden));
   if (hidden || attn) set("model.dropout", fmt::format("{}", hidden ? *hidden : *attn));
   if (has("qk-layernorm")) warn("--qk-layernorm: its 2 x head_dim parameters a layer are not counted");

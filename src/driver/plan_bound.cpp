@@ -79,7 +79,8 @@ double Estimator::dp_seconds(const WorkloadConfig& w, network::CollectiveKind ki
 }
 
 // Data-parallel time no schedule hides (megatron_gradients.cpp, megatron_sharding.cpp), beyond the
-// compute chain: without dp_overlap, the stage's whole gradient reduction follows the pipeline flush;
+// compute chain: without dp_overlap, the stage's whole gradient reduction follows the pipeline flush (ZeRO-2:
+// every backward);
 // ZeRO-3 gathers each pass's first unit before that pass's compute (all of the pass's units without
 // prefetch), and its gather stream carries every gather of every pass one after the other. Only the
 // transformer layers' parameters are counted (embeddings left out) and MoE is left out: a looser bound.
@@ -91,7 +92,9 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double 
   if (p.zero < 3) {
     if (p.dp_overlap) return {0, 0};
     auto kind = p.zero == 0 ? network::CollectiveKind::all_reduce : network::CollectiveKind::reduce_scatter;
-    return {dp_seconds(w, kind, layers * unit * w.training.grad_reduce_bytes), 0};
+    // ZeRO-2 reduce-scatters after every microbatch's backward (passes / 2 of them, pp 1), the others once.
+    double reductions = p.zero == 2 ? passes / 2 : 1;
+    return {reductions * dp_seconds(w, kind, layers * unit * w.training.grad_reduce_bytes), 0};
   }
   double eb = workload::activation_bytes(w.training);
   bool prefetch = p.dp_overlap && layers > 1;
@@ -125,7 +128,10 @@ double Estimator::cp_step_seconds(const WorkloadConfig& w, double bytes) {
     latency = std::max(latency, network::step_latency(topo_, ring[i], to));
   }
   phase.latency = topo_.fabric_profile.launch_latency + latency;
-  return network::idle_plan_time(topo_, {phase});
+  // The builder merges a pass's ring steps into one plan (scaled by the steps), whose wires' latency is
+  // paid once, not per step: leave it out here, where it would be counted per step.
+  network::PhaseCost cost = network::idle_phase_cost(topo_, phase);
+  return cost.total() - cost.wire_latency;
 }
 
 // One context-parallel group's all-gather or reduce-scatter (the step builder's cp_collective_plan).

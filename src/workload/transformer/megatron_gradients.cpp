@@ -104,17 +104,18 @@ void StepBuilder::build_gradient_sync_and_optimizer() {
 }
 
 // Per stage, the task after which its gradients are complete: the pipeline is flushed and the stage's
-// reductions are done (whole-stage reduction here when it does not overlap the backward; ZeRO-3 reduces
-// per unit in every backward, megatron_sharding.cpp). The marker is on the data-parallel stream, so it
-// also waits for every reduction queued there.
+// reductions are done (whole-stage reduction here when it does not overlap the backward; ZeRO-2 reduces
+// in every backward, megatron_layers.cpp, ZeRO-3 per unit in every backward, megatron_sharding.cpp). The
+// marker is on the data-parallel stream, so it also waits for every reduction queued there.
 std::vector<int> StepBuilder::reduce_gradients() {
   std::vector<int> grads_ready(p_);
   for (int s = 0; s < p_; ++s) {
-    if (grad_ranks() > 1 && !w_.parallel.dp_overlap && w_.parallel.zero < 3) {
+    // ZeRO 2 and 3 reduce-scatter in every backward (megatron_layers.cpp, megatron_sharding.cpp).
+    if (grad_ranks() > 1 && !w_.parallel.dp_overlap && w_.parallel.zero < 2) {
       double grads = (stage_params(w_, s) - expert_stage_params(w_, s)) * w_.training.grad_reduce_bytes;
       g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, grads), Category::dp, {flush_done_[s]});
     }
-    if (moe_ && !w_.parallel.dp_overlap && w_.parallel.zero < 3)
+    if (moe_ && !w_.parallel.dp_overlap && w_.parallel.zero < 2)
       add_expert_reduction(s, s, true, {flush_done_[s]});
     grads_ready[s] = g_.add_comm(TaskKind::call_done, dp_stream_[s], s, -1, Category::tp, {flush_done_[s]});
   }

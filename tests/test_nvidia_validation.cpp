@@ -485,10 +485,10 @@ TEST(NvidiaValidation, OlderRowsGetTheOptimizerStateTheirFrameworkKept) {
 }
 
 // Meta's Llama 3 405B table (validation/llama3-405b-meta.csv) with its own mapping: each row runs Meta's
-// layout on the RoCE cluster preset. podsim's Megatron interleaved schedule (N = pp contiguous
-// micro-batches) holds 128-143 one-layer chunk passes in flight on the first stages, more than 80 GiB, where
-// Meta's flexible-N schedule ran the 8K stage without checkpointing: the rows are out_of_memory (README,
-// "Meta's Llama 3 405B").
+// layout on the RoCE cluster preset, with the paper's FSDP (optimizer states and gradients sharded: ZeRO-2,
+// each chunk's backward reduce-scattering in fp32). With whole fp32 gradients (ZeRO-1) every row was out of
+// memory; sharded, the 16K-GPU rows run. The 8K-GPU row holds more micro-batches in flight on its first
+// stages (Megatron's interleaved schedule, where Meta's flexible-N schedule ran it) and may still not fit.
 TEST(MetaLlama3, RowsRunMetasLayoutOnItsRoceCluster) {
   driver::NvidiaValidationRequest request{source_path("validation/llama3-405b-meta.csv"),
                                           source_path("validation/meta-llama3-presets.yaml"),
@@ -505,8 +505,12 @@ TEST(MetaLlama3, RowsRunMetasLayoutOnItsRoceCluster) {
                             "training.grad_reduce_precision=fp32", "training.precision=bf16",
                             "parallel.embedding_in_pipeline_split=true"})
       EXPECT_NE(r.command.find(set), std::string::npos) << r.row.row_id << " lacks " << set;
-    EXPECT_EQ(r.status, "out_of_memory") << r.row.row_id << ": " << r.detail;
-    EXPECT_NE(r.detail.find("has 80 GiB"), std::string::npos) << r.detail;
+    EXPECT_NE(r.command.find("parallel.zero=2"), std::string::npos) << r.row.row_id;
+    if (i > 0) {
+      EXPECT_EQ(r.status, "ok") << r.row.row_id << ": " << r.detail;
+    } else if (r.status == "out_of_memory") {  // by the activations, with the gradients sharded
+      EXPECT_NE(r.detail.find("gradients 0."), std::string::npos) << r.detail;
+    }
   }
 }
 

@@ -53,14 +53,14 @@ TEST(Plan, EnumerationKeepsFixedKeysAndDivides) {
         EXPECT_EQ(w.model.layers % (w.parallel.pp * w.parallel.virtual_stages), 0);
         EXPECT_EQ(w.parallel.tp * w.parallel.cp * w.parallel.pp * w.parallel.dp, 16);  // dp from the devices
         EXPECT_EQ(w.training.global_batch % (w.parallel.dp * w.training.micro_batch), 0);
-        EXPECT_FALSE(w.parallel.zero >= 2 && w.parallel.pp > 1);
+        EXPECT_FALSE(w.parallel.zero >= 3 && w.parallel.pp > 1);
         EXPECT_FALSE(w.parallel.sequence_parallel && w.parallel.tp == 1);
         pps.insert(w.parallel.pp);
       },
       skipped);
   EXPECT_GT(n, 100);
   EXPECT_EQ(pps, (std::set<int>{1, 2, 4, 8}));  // divisors of 32 layers with tp 2 on 16 GPUs
-  EXPECT_GT(skipped["zero 2/3 with pp > 1 (not supported)"], 0);
+  EXPECT_GT(skipped["zero 3 with pp > 1 (not supported)"], 0);
 }
 
 TEST(Plan, ListSearchesOnlyItsValuesAndScalarsStayWithAsWritten) {
@@ -84,7 +84,7 @@ TEST(Plan, ListSearchesOnlyItsValuesAndScalarsStayWithAsWritten) {
   EXPECT_TRUE(pps.empty());
   EXPECT_EQ(tps, std::set<int>{});
   EXPECT_EQ(skipped.size(), 1u);
-  EXPECT_EQ(skipped.begin()->first, "zero 2/3 with pp > 1 (not supported)");
+  EXPECT_EQ(skipped.begin()->first, "zero 3 with pp > 1 (not supported)");
   // With ZeRO-1 as written, the list's values run, every other key as the file states it.
   ConfigNode again = ConfigNode::load_file(kLlama8b);  // read_space wrote the neutral values into root
   for (const auto& [k, v] :

@@ -121,6 +121,27 @@ TEST(Sharding, Zero2ReduceScattersEveryMicrobatch) {
   }
 }
 
+// ZeRO-2 with a pipeline (the Llama 3 paper's FSDP beside pipeline parallelism): each chunk's backward
+// reduce-scatters that chunk's gradients, so a stage sends m x its gradients per step, and gathers its
+// updated parameters once; the step runs, and the gradients in memory are the shard.
+TEST(Sharding, Zero2WithPipelineReduceScattersEveryChunkBackward) {
+  auto topo = two_nodes();
+  for (const char* overlap : {"true", "false"}) {
+    Overrides sets = {{"parallel.zero", "2"}, {"parallel.pp", "2"}, {"parallel.dp_overlap", overlap}};
+    auto w = config(topo, sets);
+    ASSERT_EQ(w.parallel.dp, 8);
+    double n = 8, m = 4, params = stage_params(w, 0), gb = w.training.grad_reduce_bytes, eb = 2;
+    EXPECT_NEAR(dp_bytes_sent(step(topo, w), 0), (m * params * gb + params * eb) * (n - 1) / n, 1e-3)
+        << "dp_overlap " << overlap;
+    auto model =
+        load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"), small(sets), topo);
+    auto r = driver::simulate(topo, *model);
+    ASSERT_EQ(r.status, "ok") << r.status_detail;
+    const auto& memory = r.plan.memory.front();  // stage 0
+    EXPECT_NEAR(memory.gradients, params * w.training.main_grad_bytes / n, 1e-3 * memory.gradients);
+  }
+}
+
 // HSDP: shard inside groups of 8 (here one server each), then all-reduce the 1/8 shard across the 2
 // groups. Gathers and reduce-scatters stay inside the group; memory divides by 8, not by dp.
 TEST(Sharding, HsdpShardsInsideTheGroupAndReducesAcrossGroups) {

@@ -92,8 +92,9 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double 
   if (p.zero < 3) {
     if (p.dp_overlap) return {0, 0};
     auto kind = p.zero == 0 ? network::CollectiveKind::all_reduce : network::CollectiveKind::reduce_scatter;
-    // ZeRO-2 reduce-scatters after every microbatch's backward (passes / 2 of them, pp 1), the others once.
-    double reductions = p.zero == 2 ? passes / 2 : 1;
+    // ZeRO-2 reduce-scatters each chunk's gradients after every backward of it (passes / 2 of them, each
+    // a 1/v share; counted as m whole-stage reductions, which is less: latency once each), the others once.
+    double reductions = p.zero == 2 ? passes / (2.0 * std::max(1, p.virtual_stages)) : 1;
     return {reductions * dp_seconds(w, kind, layers * unit * w.training.grad_reduce_bytes), 0};
   }
   double eb = workload::activation_bytes(w.training);

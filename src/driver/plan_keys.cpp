@@ -171,7 +171,7 @@ const char* check_sequence_parallel(const WorkloadConfig& w, const SpaceContext&
              : nullptr;
 }
 const char* check_zero(const WorkloadConfig& w, const SpaceContext&) {
-  return w.parallel.zero >= 2 && w.parallel.pp > 1 ? "zero 2/3 with pp > 1 (not supported)" : nullptr;
+  return w.parallel.zero >= 3 && w.parallel.pp > 1 ? "zero 3 with pp > 1 (not supported)" : nullptr;
 }
 const char* check_shard_group(const WorkloadConfig& w, const SpaceContext&) {
   int g = w.parallel.shard_group;

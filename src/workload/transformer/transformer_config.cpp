@@ -447,13 +447,12 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
                  fmt::format("{} microbatches per step is beyond what podsim simulates (at most 10^7)",
                              microbatches));
   }
-  // DeepSpeed's pipeline engine refuses ZeRO-2/3 (sharded gradients must be reduced every microbatch,
-  // which a pipeline multiplies) and Megatron shards only the optimizer; podsim models zero 2/3 with
-  // pp 1 only.
-  if (p.zero >= 2 && p.pp > 1)
-    par.fail("zero", fmt::format("zero={} shards gradients (2) or parameters (3) across data-parallel ranks, "
-                                 "which neither Megatron nor DeepSpeed combines with pipeline parallelism; "
-                                 "use zero: 0 or 1 with pp > 1, or pp: 1",
+  // ZeRO-3's per-unit gathers are modelled without a pipeline only (FSDP's gathers per chunk and
+  // microbatch with a pipeline schedule are not). ZeRO-2 runs with pp > 1: each chunk's backward
+  // reduce-scatters its gradients (the Llama 3 paper's FSDP with pipeline parallelism).
+  if (p.zero >= 3 && p.pp > 1)
+    par.fail("zero", fmt::format("zero=3 gathers parameters per layer before every use, which podsim models "
+                                 "without pipeline parallelism only; use zero: 0, 1 or 2 with pp > 1, or pp: 1",
                                  p.zero));
   validate_shard_group(p, par);
 }

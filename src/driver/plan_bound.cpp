@@ -80,7 +80,7 @@ double Estimator::dp_seconds(const WorkloadConfig& w, network::CollectiveKind ki
 
 // Data-parallel time no schedule hides (megatron_gradients.cpp, megatron_sharding.cpp), beyond the
 // compute chain: without dp_overlap, the stage's whole gradient reduction follows the pipeline flush (ZeRO-2:
-// every backward);
+// every backward, whose reductions also fill the data-parallel stream with overlap);
 // ZeRO-3 gathers each pass's first unit before that pass's compute (all of the pass's units without
 // prefetch), and its gather stream carries every gather of every pass one after the other. Only the
 // transformer layers' parameters are counted (embeddings left out) and MoE is left out: a looser bound.
@@ -90,12 +90,14 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double 
   double layers = static_cast<double>(w.model.layers) / p.pp;
   double unit = workload::layer_params(w.model) / p.tp;
   if (p.zero < 3) {
-    if (p.dp_overlap) return {0, 0};
     auto kind = p.zero == 0 ? network::CollectiveKind::all_reduce : network::CollectiveKind::reduce_scatter;
+    double once = dp_seconds(w, kind, layers * unit * w.training.grad_reduce_bytes);
+    if (p.zero < 2) return {p.dp_overlap ? 0 : once, 0};
     // ZeRO-2 reduce-scatters each chunk's gradients after every backward of it (passes / 2 of them, each
-    // a 1/v share; counted as m whole-stage reductions, which is less: latency once each), the others once.
-    double reductions = p.zero == 2 ? passes / (2.0 * std::max(1, p.virtual_stages)) : 1;
-    return {reductions * dp_seconds(w, kind, layers * unit * w.training.grad_reduce_bytes), 0};
+    // a 1/v share; counted as m whole-stage reductions, which is less: latency once each), one after the
+    // other on the data-parallel stream, which the step waits for; exposed without dp_overlap.
+    double all = passes / (2.0 * std::max(1, p.virtual_stages)) * once;
+    return {p.dp_overlap ? 0 : all, all};
   }
   double eb = workload::activation_bytes(w.training);
   bool prefetch = p.dp_overlap && layers > 1;

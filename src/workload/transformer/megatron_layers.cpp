@@ -116,29 +116,14 @@ void StepBuilder::add_chunk_pass(int s, const StageStep& step, bool final_backwa
     pair_passes(s, forward.chunk, step.chunk, forward_work, work);
     add_work(s, forward, forward_work, 1);
   }
-  // ZeRO-2 keeps only its shard of the gradients, so every backward reduce-scatters what it produced
-  // (Megatron-FSDP's optim_grads: "for grads shard mode there will actually always be gradient sync";
-  // DeepSpeed ZeRO-2 alike); ZeRO 0/1 accumulate whole gradients and reduce them once, in the last.
-  bool reduces = step.pass == Pass::backward && grad_ranks() > 1 && (final_backward || w_.parallel.zero == 2);
-  bool overlap_dp = reduces && w_.parallel.dp_overlap;
+  if (step.pass == Pass::backward && w_.parallel.zero == 2 && grad_ranks() > 1)
+    return add_zero2_backward(s, step, work);
+  bool overlap_dp = final_backward && grad_ranks() > 1 && w_.parallel.dp_overlap;
   if (!overlap_dp) {
     add_work(s, step, work, 1);
-    // Without overlap ZeRO 0/1 reduce once after the flush (reduce_gradients); ZeRO-2's reduce-scatter of
-    // each backward is waited for before the stage computes again.
-    if (reduces && w_.parallel.zero == 2) {
-      int compute = g_.streams[compute_stream_[s]].last_task;
-      g_.add_comm(TaskKind::dp, dp_stream_[s], s,
-                  dp_plan(s, chunk_params(s, step.chunk) * w_.training.grad_reduce_bytes), Category::dp,
-                  {compute});
-      if (moe_) add_expert_reduction(s, step.chunk, false, {compute});
-      g_.add_task({.kind = TaskKind::call_done,
-                   .stream = compute_stream_[s],
-                   .stage = s,
-                   .deps = {g_.streams[dp_stream_[s]].last_task}});
-    }
     return;
   }
-  // Final backward of a chunk with overlapped gradient reduction (reduce-scatter with ZeRO 1/2): split
+  // Final backward of a chunk with overlapped gradient reduction (reduce-scatter with ZeRO 1): split
   // it into one piece per gradient bucket; each bucket's reduction starts when its piece is done (buckets
   // fill from the last layer to the first, as in PyTorch DDP and Megatron's overlapped reduction). Every
   // piece but the first runs beside the previous bucket's reduction and is slowed for as long as that

@@ -1,7 +1,7 @@
 // Data-parallel sharding beyond the gradient reduction: ZeRO-3 / FSDP's per-unit parameter gathers and
-// gradient reduce-scatters, the distributed optimizer's parameter all-gather overlapped with the first
-// forward (Megatron's overlap_param_gather), and the slowdown of compute that communication kernels
-// overlap (they take SMs and HBM bandwidth).
+// gradient reduce-scatters, ZeRO-2's reduce-scatter in every backward, the distributed optimizer's parameter
+// all-gather overlapped with the first forward (Megatron's overlap_param_gather), and the slowdown of compute
+// that communication kernels overlap (they take SMs and HBM bandwidth).
 #include <algorithm>
 
 #include "megatron_step_builder.hpp"
@@ -79,6 +79,34 @@ void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
     g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, first_params * gb), Category::dp, {compute});
   if (rest >= 0)
     g_.add_task({.kind = TaskKind::call_done, .stream = compute_stream_[s], .stage = s, .deps = {rest}});
+}
+
+// ZeRO-2 keeps only its shard of the gradients, so every backward reduce-scatters what it produced
+// (Megatron-FSDP's optim_grads: "for grads shard mode there will actually always be gradient sync";
+// DeepSpeed ZeRO-2 alike), where ZeRO 0/1 accumulate whole gradients and reduce them once, in the last
+// backward. With dp_overlap, folded as the ZeRO-3 pass is (it happens every microbatch, so per-bucket
+// pieces would multiply the tasks): all buckets but the last reduce beside the compute, which they slow,
+// the last after it (a bucket's reduction starting with the compute rather than when it fills: slightly
+// optimistic). Without overlap the whole reduce-scatter follows the backward and the stage waits for it.
+void StepBuilder::add_zero2_backward(int s, const StageStep& step, const ChunkWork& work) {
+  double params = chunk_params(s, step.chunk), grads = params * w_.training.grad_reduce_bytes;
+  int buckets = w_.parallel.dp_overlap ? bucket_count(params, w_.training.grad_reduce_bytes) : 1;
+  int rest_plan = buckets > 1 ? dp_plan(s, grads * (buckets - 1) / buckets) : -1;
+  if (rest_plan >= 0) {
+    int prev = g_.streams[compute_stream_[s]].last_task;
+    std::vector<int> after_prev;
+    if (prev >= 0) after_prev.push_back(prev);
+    g_.add_comm(TaskKind::dp, dp_stream_[s], s, rest_plan, Category::dp, after_prev);
+  }
+  add_work(s, step, work, 1, overlapped_seconds(work.seconds, idle_seconds(rest_plan)));
+  int compute = g_.streams[compute_stream_[s]].last_task;
+  g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, grads / buckets), Category::dp, {compute});
+  if (moe_) add_expert_reduction(s, step.chunk, false, {compute});
+  if (!w_.parallel.dp_overlap)
+    g_.add_task({.kind = TaskKind::call_done,
+                 .stream = compute_stream_[s],
+                 .stage = s,
+                 .deps = {g_.streams[dp_stream_[s]].last_task}});
 }
 
 bool StepBuilder::overlaps_param_gather(const StageStep& step) const {

@@ -11,6 +11,7 @@
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer/megatron_builder.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/transformer_loader.hpp"
 #include "podsim/workload/workload_model.hpp"
 #include "test_helpers.hpp"
@@ -140,6 +141,29 @@ TEST(Sharding, Zero2WithPipelineReduceScattersEveryChunkBackward) {
     const auto& memory = r.plan.memory.front();  // stage 0
     EXPECT_NEAR(memory.gradients, params * w.training.main_grad_bytes / n, 1e-3 * memory.gradients);
   }
+}
+
+// ZeRO-3 with experts: a MoE layer's routed experts are gathered (forward, backward) and reduce-scattered
+// in the expert data-parallel group, as the dense units are in dp x cp, every microbatch. A small model of
+// 4 MoE layers, 16 experts over ep 8 on 16 GPUs: expert data parallel 2.
+TEST(Sharding, Zero3GathersAndReducesExpertsInTheirGroup) {
+  auto topo = two_nodes();
+  const std::string yaml =
+      "name: t\nkind: transformer_lm\nmodel:\n  layers: 4\n  hidden: 1024\n  heads: 8\n  ffn_hidden: 4096\n"
+      "  seq_len: 2048\n  vocab: 32000\n  mlp: swiglu\n  norm: rmsnorm\n  position_embedding: rope\n"
+      "  tied_embeddings: false\n  linear_bias: false\nmoe:\n  experts: 16\n  top_k: 2\n  ffn_hidden: 2048\n"
+      "parallel:\n  tp: 1\n  pp: 1\n  dp: 16\n  ep: 8\n  zero: 3\ntraining:\n  global_batch: 64\n"
+      "  micro_batch: 1\n  precision: bf16\n";
+  auto w = read_transformer_workload(ConfigNode::load_string(yaml, "w.yaml"), 16, 8);
+  double n = 16, edp = 2, m = 4, eb = 2, gb = w.training.grad_reduce_bytes;
+  double experts = expert_stage_params(w, 0), dense = stage_params(w, 0) - experts;
+  ASSERT_GT(experts, 0);
+  double expected = m * (2 * dense * eb + dense * gb) * (n - 1) / n +
+                    m * (2 * experts * eb + experts * gb) * (edp - 1) / edp;
+  EXPECT_NEAR(dp_bytes_sent(step(topo, w), 0), expected, 1e-6 * expected);
+  // The other shards of the experts being computed are in memory beside the local one.
+  auto memory = stage_memory(w, 1, 1, {1}, topo.device_profile);
+  EXPECT_GE(memory[0].buffers, 2 * expert_params_per_layer(w) * (1 - 1 / edp) * eb);
 }
 
 // HSDP: shard inside groups of 8 (here one server each), then all-reduce the 1/8 shard across the 2

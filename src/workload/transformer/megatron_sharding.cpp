@@ -6,10 +6,13 @@
 
 #include "megatron_step_builder.hpp"
 #include "podsim/network/link_load.hpp"
+#include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
 namespace podsim::workload::megatron {
+
+using network::CollectiveKind;
 
 double StepBuilder::idle_seconds(int plan) {
   if (plan < 0) return 0;
@@ -32,7 +35,8 @@ double StepBuilder::overlapped_seconds(double compute, double comm, double slowd
 }
 
 // ZeRO-3 / FSDP (pp 1, checked by the config): every unit (a transformer layer; the embedding, the final
-// norm and the tied output layer form their own unit) is all-gathered in the shard group before its
+// norm and the tied output layer form their own unit; a MoE layer's routed experts gathered and reduced
+// in the expert data-parallel group) is all-gathered in the shard group before its
 // forward and again before its backward, and its gradients are reduce-scattered (then, with HSDP,
 // all-reduced across groups) after its backward. The next unit's gather is prefetched on its own stream.
 // This happens for every microbatch: with gradient accumulation FSDP re-gathers in every forward and
@@ -52,31 +56,52 @@ void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
   bool backward = step.pass == Pass::backward;
   // Gathered in the parameters' 16-bit copy under the fp8 formats too (no fp8 parameter gather modelled).
   double eb = workload::activation_bytes(w_.training), gb = w_.training.grad_reduce_bytes;
-  double unit = layer_params(w_.model) / layout_.tp, L = chunk_layers(w_, v_, s, step.chunk);
-  double heads = chunk_params(s, step.chunk) - L * unit;
+  double L = chunk_layers(w_, v_, s, step.chunk);
+  double heads = chunk_head_params(s, step.chunk);
+  double unit = (chunk_params(s, step.chunk) - heads) / L;  // a layer's dense parameters (mean)
+  // MoE layers' routed experts are sharded over the expert data-parallel group, gathered and reduced
+  // there per MoE layer, beside the dense units (moe_memory.hpp).
+  double M = moe_ ? static_cast<double>(moe_layers_in_chunk(s, step.chunk)) : 0;
+  double expert_unit = M > 0 ? expert_params_per_layer(w_) : 0;
   bool prefetch = w_.parallel.dp_overlap && L > 1;
   double first_params = (prefetch ? unit : L * unit) + heads;
+  double first_experts = (prefetch ? std::min(1.0, M) : M) * expert_unit;
   int prev = g_.streams[compute_stream_[s]].last_task;
   std::vector<int> after_prev;
   if (prev >= 0) after_prev.push_back(prev);
   int first = g_.add_comm(TaskKind::dp, gather_stream_[s], s, param_gather_plan(s, first_params * eb),
                           Category::dp, after_prev);
-  int rest = -1, rest_plan = -1, scatter_plan = -1;
+  int first_expert_plan = expert_dp_plan(s, first_experts * eb, CollectiveKind::all_gather);
+  if (first_expert_plan >= 0)
+    first = g_.add_comm(TaskKind::dp, gather_stream_[s], s, first_expert_plan, Category::dp, {first});
+  std::vector<int> rest_plans, scatter_plans;
+  int rest = -1;
   if (prefetch) {
-    rest_plan = param_gather_plan(s, (L - 1) * unit * eb);
-    rest = g_.add_comm(TaskKind::dp, gather_stream_[s], s, rest_plan, Category::dp, {first});
+    double rest_experts = (M - std::min(1.0, M)) * expert_unit;
+    rest_plans = {param_gather_plan(s, (L - 1) * unit * eb),
+                  expert_dp_plan(s, rest_experts * eb, CollectiveKind::all_gather)};
+    for (int plan : rest_plans)
+      if (plan >= 0) rest = g_.add_comm(TaskKind::dp, gather_stream_[s], s, plan, Category::dp, {first});
     if (backward) {
-      scatter_plan = dp_plan(s, (L - 1) * unit * gb);
-      g_.add_comm(TaskKind::dp, dp_stream_[s], s, scatter_plan, Category::dp, {first});
+      scatter_plans = {dp_plan(s, (L - 1) * unit * gb),
+                       expert_dp_plan(s, rest_experts * gb, CollectiveKind::reduce_scatter)};
+      for (int plan : scatter_plans)
+        if (plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, plan, Category::dp, {first});
     }
   }
   // Gathers and reduce-scatters beside the compute each hold SMs; their idle times add up.
-  double comm = idle_seconds(rest_plan) + idle_seconds(scatter_plan);
+  double comm = 0;
+  for (int plan : rest_plans) comm += idle_seconds(plan);
+  for (int plan : scatter_plans) comm += idle_seconds(plan);
   // The pass's own overlapped communication (context parallelism, tp_overlap) rides along in add_work.
   add_work(s, step, work, 1, overlapped_seconds(work.seconds, comm), {first});
   int compute = g_.streams[compute_stream_[s]].last_task;
-  if (backward)
+  if (backward) {
     g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, first_params * gb), Category::dp, {compute});
+    int expert_scatter = expert_dp_plan(s, first_experts * gb, CollectiveKind::reduce_scatter);
+    if (expert_scatter >= 0)
+      g_.add_comm(TaskKind::dp, dp_stream_[s], s, expert_scatter, Category::dp, {compute});
+  }
   if (rest >= 0)
     g_.add_task({.kind = TaskKind::call_done, .stream = compute_stream_[s], .stage = s, .deps = {rest}});
 }

@@ -213,6 +213,10 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     // ZeRO-3: the other ranks' shards of the units being computed are gathered in; the local shard is
     // already in `weights`, so weights + buffer never exceed the unsharded weights.
     if (p.zero >= 3) mb.buffers += zero3_gathered_params(w, s) * (1 - 1 / dp) * eb;
+    // ... and a MoE layer's routed experts from the other expert data-parallel ranks (two units live).
+    if (p.zero >= 3 && stage_moe_layers(w, s) > 0)
+      mb.buffers +=
+          std::min<double>(2, stage_moe_layers(w, s)) * expert_params_per_layer(w) * (1 - 1 / edp) * eb;
     mb.framework = profile.framework_memory_bytes;
     out.push_back(mb);
   }

@@ -99,10 +99,17 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double 
     double all = passes / (2.0 * std::max(1, p.virtual_stages)) * once;
     return {p.dp_overlap ? 0 : all, all};
   }
+  // Per pass, the chunk's layers: the fewest any chunk holds (pipeline layouts and the embedding or loss
+  // slots split unevenly), so that no pass is counted above what it gathers.
+  double chunk = layers;
+  for (int s = 0; s < p.pp; ++s)
+    for (int c = 0; c < p.virtual_stages; ++c)
+      chunk = std::min(chunk, static_cast<double>(workload::chunk_layers(w, p.virtual_stages, s, c)));
+  if (chunk < 1) return {0, 0};
   double eb = workload::activation_bytes(w.training);
-  bool prefetch = p.dp_overlap && layers > 1;
-  double first = dp_seconds(w, network::CollectiveKind::all_gather, (prefetch ? 1 : layers) * unit * eb);
-  double rest = prefetch ? dp_seconds(w, network::CollectiveKind::all_gather, (layers - 1) * unit * eb) : 0;
+  bool prefetch = p.dp_overlap && chunk > 1;
+  double first = dp_seconds(w, network::CollectiveKind::all_gather, (prefetch ? 1 : chunk) * unit * eb);
+  double rest = prefetch ? dp_seconds(w, network::CollectiveKind::all_gather, (chunk - 1) * unit * eb) : 0;
   return {passes * first, passes * (first + rest)};
 }
 

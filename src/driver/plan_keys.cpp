@@ -170,9 +170,6 @@ const char* check_sequence_parallel(const WorkloadConfig& w, const SpaceContext&
              ? "MoE with tp > 1 needs sequence_parallel (Megatron-Core)"
              : nullptr;
 }
-const char* check_zero(const WorkloadConfig& w, const SpaceContext&) {
-  return w.parallel.zero >= 3 && w.parallel.pp > 1 ? "zero 3 with pp > 1 (not supported)" : nullptr;
-}
 const char* check_shard_group(const WorkloadConfig& w, const SpaceContext&) {
   int g = w.parallel.shard_group;
   if (g == 0) return nullptr;
@@ -325,7 +322,7 @@ const std::vector<SearchKey> kSearchKeys = {
        return Values{0, 1, 2, 3};
      },
      [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.zero = static_cast<int>(v); },
-     check_zero,
+     fine,
      [](const WorkloadConfig& w, const SpaceContext&, long long v) { return v && grad_ranks(w) == 1; },
      number, parse_zero},
     {"parallel.shard_group",

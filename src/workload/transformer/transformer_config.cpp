@@ -447,13 +447,6 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
                  fmt::format("{} microbatches per step is beyond what podsim simulates (at most 10^7)",
                              microbatches));
   }
-  // ZeRO-3's per-unit gathers are modelled without a pipeline only (FSDP's gathers per chunk and
-  // microbatch with a pipeline schedule are not). ZeRO-2 runs with pp > 1: each chunk's backward
-  // reduce-scatters its gradients (the Llama 3 paper's FSDP with pipeline parallelism).
-  if (p.zero >= 3 && p.pp > 1)
-    par.fail("zero", fmt::format("zero=3 gathers parameters per layer before every use, which podsim models "
-                                 "without pipeline parallelism only; use zero: 0, 1 or 2 with pp > 1, or pp: 1",
-                                 p.zero));
   validate_shard_group(p, par);
 }
 

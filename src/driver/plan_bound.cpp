@@ -78,11 +78,31 @@ double Estimator::dp_seconds(const WorkloadConfig& w, network::CollectiveKind ki
   return network::idle_plan_time(topo_, network::plan_collective(topo_, c));
 }
 
+double Estimator::dp_link_seconds(const WorkloadConfig& w, double gather_bytes, double scatter_bytes) {
+  const auto& p = w.parallel;
+  workload::ParallelLayout layout = workload::rank_layout(p);
+  std::vector<int> group = layout.grad_group(0, 0);
+  size_t n = p.zero > 0 && p.shard_group > 0 ? static_cast<size_t>(p.shard_group) * p.cp : group.size();
+  if (n <= 1) return 0;
+  group.resize(n);
+  plan::CommPhase all;
+  for (auto [kind, bytes] : {std::pair{network::CollectiveKind::all_gather, gather_bytes},
+                             std::pair{network::CollectiveKind::reduce_scatter, scatter_bytes}}) {
+    if (bytes <= 0) continue;
+    auto c = network::make_collective(kind, group, bytes);
+    if (kind != network::CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(p.dp_algorithm);
+    for (const auto& phase : network::plan_collective(topo_, c))
+      all.flows.insert(all.flows.end(), phase.flows.begin(), phase.flows.end());
+  }
+  return network::idle_phase_cost(topo_, all).transfer;
+}
+
 // Data-parallel time no schedule hides (megatron_gradients.cpp, megatron_sharding.cpp), beyond the
 // compute chain: without dp_overlap, the stage's whole gradient reduction follows the pipeline flush (ZeRO-2:
 // every backward, whose reductions also fill the data-parallel stream with overlap);
 // ZeRO-3 gathers each pass's first unit before that pass's compute (all of the pass's units without
-// prefetch), and its gather stream carries every gather of every pass one after the other. Only the
+// prefetch), its gather stream carries every gather of every pass one after the other, and its
+// data-parallel stream every backward's reduce-scatter. Only the
 // transformer layers' parameters are counted (embeddings left out) and MoE is left out: a looser bound.
 std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double passes) {
   const auto& p = w.parallel;
@@ -99,18 +119,34 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double 
     double all = passes / (2.0 * std::max(1, p.virtual_stages)) * once;
     return {p.dp_overlap ? 0 : all, all};
   }
-  // Per pass, the chunk's layers: the fewest any chunk holds (pipeline layouts and the embedding or loss
-  // slots split unevenly), so that no pass is counted above what it gathers.
-  double chunk = layers;
-  for (int s = 0; s < p.pp; ++s)
-    for (int c = 0; c < p.virtual_stages; ++c)
-      chunk = std::min(chunk, static_cast<double>(workload::chunk_layers(w, p.virtual_stages, s, c)));
-  if (chunk < 1) return {0, 0};
-  double eb = workload::activation_bytes(w.training);
-  bool prefetch = p.dp_overlap && chunk > 1;
-  double first = dp_seconds(w, network::CollectiveKind::all_gather, (prefetch ? 1 : chunk) * unit * eb);
-  double rest = prefetch ? dp_seconds(w, network::CollectiveKind::all_gather, (chunk - 1) * unit * eb) : 0;
-  return {passes * first, passes * (first + rest)};
+  // Per stage, its layers and the chunks holding at least one (an embedding or loss slot holds none):
+  // the fewest of any stage, so that no stage is counted above what it gathers.
+  int v = std::max(1, p.virtual_stages);
+  double stage_layers = layers * 2, layer_chunks = v;
+  for (int s = 0; s < p.pp; ++s) {
+    double l = 0, c = 0;
+    for (int k = 0; k < v; ++k) {
+      int n = workload::chunk_layers(w, v, s, k);
+      l += n, c += n > 0;
+    }
+    stage_layers = std::min(stage_layers, l), layer_chunks = std::min(layer_chunks, c);
+  }
+  if (stage_layers < 1) return {0, 0};
+  double m = passes / (2.0 * v), eb = workload::activation_bytes(w.training),
+         gb = w.training.grad_reduce_bytes;
+  using network::CollectiveKind;
+  // Before each pass of a chunk with layers, its first layer (with prefetch) or all of them (without).
+  double exposed = p.dp_overlap ? 2 * m * layer_chunks * dp_seconds(w, CollectiveKind::all_gather, unit * eb)
+                                : 2 * m * dp_seconds(w, CollectiveKind::all_gather, stage_layers * unit * eb);
+  // Every pass gathers its chunk's layers (the gather stream) and every backward reduce-scatters them (the
+  // data-parallel stream, at the gradient precision), each stream's collectives one after the other, at
+  // least one collective's time for all of its bytes; both cross the same links, which need at least the
+  // busiest one's bytes over its bandwidth.
+  double gathered = 2 * m * stage_layers * unit * eb, scattered = m * stage_layers * unit * gb;
+  double stream = std::max({dp_seconds(w, CollectiveKind::all_gather, gathered),
+                            dp_seconds(w, CollectiveKind::reduce_scatter, scattered),
+                            dp_link_seconds(w, gathered, scattered)});
+  return {exposed, stream};
 }
 
 double Estimator::tp_seconds(const WorkloadConfig& w, int kind, double bytes) {

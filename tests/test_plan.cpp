@@ -399,6 +399,36 @@ TEST(Plan, ManySmallRingStepsStayAboveTheBound) {
     }
 }
 
+// ZeRO-3 beside an interleaved pipeline whose first and last chunks hold only the embedding and the loss:
+// the bound still counts the gathers before every pass of a chunk with layers (taking the fewest layers
+// any chunk holds, zero here, had dropped them all), and stays below the simulated step.
+TEST(Plan, Zero3BoundCountsGathersBesideEmbeddingOnlyChunks) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  Overrides sets = {{"parallel.zero", "3"},
+                    {"parallel.pp", "2"},
+                    {"parallel.tp", "1"},
+                    {"parallel.cp", "1"},
+                    {"parallel.schedule", "interleaved"},
+                    {"parallel.virtual_stages", "17"},
+                    {"parallel.embedding_in_pipeline_split", "true"},
+                    {"parallel.loss_in_pipeline_split", "true"},
+                    {"parallel.rank_order", "tp-cp-pp-dp"},
+                    {"training.grad_reduce_precision", "fp32"},
+                    {"training.global_batch", "64"},
+                    {"training.micro_batch", "1"}};
+  std::vector<std::string> fixed;
+  for (const auto& [k, v] : sets) fixed.push_back(k);
+  for (const char* k :
+       {"parallel.dp", "parallel.shard_group", "parallel.dp_overlap", "parallel.sequence_parallel",
+        "parallel.tp_overlap", "parallel.cp_algorithm", "training.recompute", "parallel.etp", "parallel.ep"})
+    fixed.push_back(k);
+  Space s = llama_space(topo, sets, fixed);
+  auto r = driver::run_plan(topo, s, {.top = 1, .jobs = 1, .exhaustive = true, .progress = {}});
+  ASSERT_EQ(r.ranked(), 1);
+  EXPECT_GT(r.rows[0].estimate.dp_comm, 0);
+  EXPECT_LE(r.rows[0].estimate.lower_bound, r.rows[0].sim.step_time);
+}
+
 // parallel.cp_algorithm is searched where there is context parallelism: the all-gather variant's serial
 // collectives count in the bound, which stays below every simulated step; with sliding-window attention
 // the ring is refused (Transformer Engine), so only the all-gather variant runs cp > 1.

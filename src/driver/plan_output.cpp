@@ -66,7 +66,9 @@ std::vector<std::string> plan_csv_columns(const Space& space) {
 
 std::vector<std::vector<std::string>> plan_csv_rows(const Space& space, const PlanResult& result) {
   std::vector<std::vector<std::string>> rows;
+  std::vector<size_t> distinct_rank(result.rows.size(), 0);  // 0: not the best of its group
   std::vector<size_t> bests = result.group_bests();
+  for (size_t i = 0; i < bests.size(); ++i) distinct_rank[bests[i]] = i + 1;
   int rank = 0;
   for (size_t index = 0; index < result.rows.size(); ++index) {
     const PlanRow& r = result.rows[index];
@@ -88,8 +90,7 @@ std::vector<std::vector<std::string>> plan_csv_rows(const Space& space, const Pl
     row.push_back(ok ? bound_by(r.sim) : "");
     for (double b : r.sim.breakdown) row.push_back(ok ? seconds(b) : "");
     row.push_back(ok ? seconds(r.sim.bubble) : "");
-    auto best = std::find(bests.begin(), bests.end(), index);
-    row.push_back(best == bests.end() ? "" : std::to_string(best - bests.begin() + 1));
+    row.push_back(distinct_rank[index] ? std::to_string(distinct_rank[index]) : "");
     rows.push_back(std::move(row));
   }
   return rows;

@@ -34,8 +34,8 @@ double StepBuilder::overlapped_seconds(double compute, double comm, double slowd
   return compute + comm * (1 - 1 / slowdown);
 }
 
-// ZeRO-3 / FSDP (pp 1, checked by the config): every unit (a transformer layer; the embedding, the final
-// norm and the tied output layer form their own unit; a MoE layer's routed experts gathered and reduced
+// ZeRO-3 / FSDP (per chunk pass, so with pipelines too): every unit (a transformer layer; the embedding, the
+// final norm and the tied output layer form their own unit; a MoE layer's routed experts gathered and reduced
 // in the expert data-parallel group) is all-gathered in the shard group before its
 // forward and again before its backward, and its gradients are reduce-scattered (then, with HSDP,
 // all-reduced across groups) after its backward. The next unit's gather is prefetched on its own stream.

@@ -26,7 +26,9 @@ const std::map<std::string, std::vector<std::string>>& examples() {
       {"plan",
        {"podsim plan -t topologies/dgx-h100-superpod.yaml -w workloads/llama3-70b.yaml --out out/plan",
         "podsim plan -t topologies/dgx-a100-superpod.yaml -w workloads/gpt3-175b.yaml --set "
-        "workload.parallel.tp=8"}},
+        "workload.parallel.tp=8",
+        "podsim plan -t topologies/dgx-a100-superpod.yaml -w workloads/gpt3-175b.yaml --top 5 --distinct "
+        "layout"}},
       {"validate",
        {"podsim validate", "podsim validate --out out/validation",
         "podsim validate --table validation/megatron-bridge-moe-ablations.csv"}},

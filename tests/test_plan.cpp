@@ -192,6 +192,42 @@ TEST(Plan, DistinctGroupsAreTheExhaustiveBestOfEachGroup) {
   EXPECT_EQ(printed.find("\n   4 "), std::string::npos) << printed;  // three groups
 }
 
+// Without --distinct, when the rows below the winner are its layout with another setting (here the HSDP
+// shard group), the output says so and points to --distinct layout; rows of other layouts do not.
+TEST(Plan, SameLayoutRowsPointToDistinct) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  auto printed = [&](const Space& s) {
+    auto r = driver::run_plan(topo, s, {.top = 3, .jobs = 2, .exhaustive = false, .progress = {}});
+    char* text = nullptr;
+    size_t size = 0;
+    std::FILE* out = open_memstream(&text, &size);
+    driver::print_plan(out, s, r, 3);
+    std::fclose(out);
+    std::string p(text, size);
+    std::free(text);
+    return p;
+  };
+  Space groups = llama_space(
+      topo,
+      {{"parallel.tp", "1"},
+       {"parallel.pp", "1"},
+       {"parallel.cp", "1"},
+       {"training.micro_batch", "1"},
+       {"parallel.zero", "1"},
+       {"training.global_batch", "32"},
+       {"model.seq_len", "4096"}},
+      {"parallel.tp", "parallel.pp", "parallel.cp", "training.micro_batch", "parallel.zero",
+       "parallel.virtual_stages", "training.recompute", "parallel.sequence_parallel", "parallel.dp_overlap",
+       "parallel.tp_overlap", "parallel.etp", "parallel.ep", "parallel.rank_order", "parallel.cp_algorithm"});
+  std::string p = printed(groups);
+  EXPECT_NE(p.find("rows below the winner are its layout with other settings; --distinct layout ranks the "
+                   "best distinct layouts"),
+            std::string::npos)
+      << p;
+  p = printed(small_space(topo));  // tp, pp and micro_batch searched: every row another layout
+  EXPECT_EQ(p.find("--distinct layout"), std::string::npos) << p;
+}
+
 TEST(Plan, BadInputIsAClearError) {
   auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
   std::string e = error_of([&] { llama_space(topo, {{"model.layers", "auto"}}, {}); });

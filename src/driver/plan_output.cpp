@@ -153,6 +153,21 @@ void print_plan(std::FILE* out, const Space& space, const PlanResult& result, in
   if (!shown.empty()) {
     fmt::print(out, "winner: {}\n", result.rows[0].sim.description);
     for (const auto& h : result.rows[0].sim.hints) fmt::print(out, "hint: {}\n", h);
+    if (!grouped) {
+      // Rows that are the winner's layout with another setting beside it crowd out other layouts.
+      std::vector<size_t> layout = distinct_key_indices(space, {"layout"});
+      auto same_layout = [&](size_t i) {
+        return std::all_of(layout.begin(), layout.end(), [&](size_t k) {
+          return result.rows[i].values[k] == result.rows[shown.front()].values[k];
+        });
+      };
+      long long alike = std::count_if(shown.begin() + 1, shown.end(), same_layout);
+      if (alike > 0)
+        fmt::print(out,
+                   "hint: {} of the {} rows below the winner are its layout with other settings; "
+                   "--distinct layout ranks the best distinct layouts\n",
+                   alike, shown.size() - 1);
+    }
   }
   if (std::string why = explain_winner(result); !why.empty()) fmt::print(out, "{}\n", why);
   long long skipped = 0;

@@ -32,6 +32,18 @@ Space llama_space(const topology::Topology& topo, const Overrides& sets,
   return driver::read_space(root, kLlama8b, topo, true, fixed);
 }
 
+// What print_plan writes for the `top` best of `result`.
+std::string printed_plan(const Space& space, const driver::PlanResult& result, int top) {
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  driver::print_plan(out, space, result, top);
+  std::fclose(out);
+  std::string printed(text, size);
+  std::free(text);
+  return printed;
+}
+
 size_t key_index(const Space& s, const std::string& path) {
   for (size_t i = 0; i < s.keys.size(); ++i)
     if (path == s.keys[i].key->path) return i;
@@ -176,14 +188,7 @@ TEST(Plan, DistinctGroupsAreTheExhaustiveBestOfEachGroup) {
   }
   // The table: one row per group, the keys alike in every row printed once above it.
   driver::PlanOptions by_tp{.top = 3, .jobs = 2, .exhaustive = false, .progress = {}, .distinct = {"tp"}};
-  auto r = driver::run_plan(topo, s, by_tp);
-  char* text = nullptr;
-  size_t size = 0;
-  std::FILE* out = open_memstream(&text, &size);
-  driver::print_plan(out, s, r, 3);
-  std::fclose(out);
-  std::string printed(text, size);
-  std::free(text);
+  std::string printed = printed_plan(s, driver::run_plan(topo, s, by_tp), 3);
   EXPECT_NE(printed.find("the best of each distinct tp (the other candidates of each: plan.csv)"),
             std::string::npos)
       << printed;
@@ -197,15 +202,8 @@ TEST(Plan, DistinctGroupsAreTheExhaustiveBestOfEachGroup) {
 TEST(Plan, SameLayoutRowsPointToDistinct) {
   auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
   auto printed = [&](const Space& s) {
-    auto r = driver::run_plan(topo, s, {.top = 3, .jobs = 2, .exhaustive = false, .progress = {}});
-    char* text = nullptr;
-    size_t size = 0;
-    std::FILE* out = open_memstream(&text, &size);
-    driver::print_plan(out, s, r, 3);
-    std::fclose(out);
-    std::string p(text, size);
-    std::free(text);
-    return p;
+    return printed_plan(
+        s, driver::run_plan(topo, s, {.top = 3, .jobs = 2, .exhaustive = false, .progress = {}}), 3);
   };
   Space groups = llama_space(
       topo,
@@ -602,13 +600,7 @@ TEST(Plan, WinnerCarriesItsNvlinkDomainHint) {
   EXPECT_NE(r.rows[0].sim.hints[0].find("expert-parallel groups of 64 ranks span two NVLink domains"),
             std::string::npos)
       << r.rows[0].sim.hints[0];
-  char* text = nullptr;
-  size_t size = 0;
-  std::FILE* out = open_memstream(&text, &size);
-  driver::print_plan(out, space, r, 1);
-  std::fclose(out);
-  std::string printed(text, size);
-  std::free(text);
+  std::string printed = printed_plan(space, r, 1);
   EXPECT_NE(printed.find("hint: 1 of the 2 expert-parallel groups"), std::string::npos) << printed;
   EXPECT_NE(printed.find("devices_used=64"), std::string::npos) << printed;
 }

@@ -2,6 +2,7 @@
 #include "podsim/driver/plan_bound.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "podsim/network/collective.hpp"
 #include "podsim/network/expert_dispatch.hpp"
@@ -26,6 +27,20 @@ namespace {
 
 // A small margin keeps float rounding of the merged collectives from crossing the simulation.
 constexpr double kCommMargin = 0.99;
+
+// The shard group of tp rank 0 of stage 0 (the whole dp x cp gradient group without HSDP), and one of its
+// data-parallel collectives as the step builder runs it (megatron_gradients.cpp shard_collective).
+std::vector<int> first_shard_group(const workload::ParallelConfig& p) {
+  std::vector<int> group = workload::rank_layout(p).grad_group(0, 0);
+  if (p.zero > 0 && p.shard_group > 0) group.resize(static_cast<size_t>(p.shard_group) * p.cp);
+  return group;
+}
+network::Collective shard_collective(const workload::ParallelConfig& p, network::CollectiveKind kind,
+                                     const std::vector<int>& group, double bytes) {
+  auto c = network::make_collective(kind, group, bytes);
+  if (kind != network::CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(p.dp_algorithm);
+  return c;
+}
 
 int microbatches(const WorkloadConfig& w) {
   return static_cast<int>(w.training.global_batch /
@@ -67,31 +82,21 @@ double Estimator::memory(const WorkloadConfig& w) {
 // group's collective at once (and, with HSDP, an all-reduce across groups after a reduce-scatter), which
 // only adds flows to the same links: one group alone is never slower.
 double Estimator::dp_seconds(const WorkloadConfig& w, network::CollectiveKind kind, double bytes) {
-  const auto& p = w.parallel;
-  workload::ParallelLayout layout = workload::rank_layout(p);
-  std::vector<int> group = layout.grad_group(0, 0);
-  size_t n = p.zero > 0 && p.shard_group > 0 ? static_cast<size_t>(p.shard_group) * p.cp : group.size();
-  if (n <= 1 || bytes <= 0) return 0;
-  group.resize(n);
-  auto c = network::make_collective(kind, group, bytes);
-  if (kind != network::CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(p.dp_algorithm);
-  return network::idle_plan_time(topo_, network::plan_collective(topo_, c));
+  std::vector<int> group = first_shard_group(w.parallel);
+  if (group.size() <= 1 || bytes <= 0) return 0;
+  return network::idle_plan_time(
+      topo_, network::plan_collective(topo_, shard_collective(w.parallel, kind, group, bytes)));
 }
 
 double Estimator::dp_link_seconds(const WorkloadConfig& w, double gather_bytes, double scatter_bytes) {
-  const auto& p = w.parallel;
-  workload::ParallelLayout layout = workload::rank_layout(p);
-  std::vector<int> group = layout.grad_group(0, 0);
-  size_t n = p.zero > 0 && p.shard_group > 0 ? static_cast<size_t>(p.shard_group) * p.cp : group.size();
-  if (n <= 1) return 0;
-  group.resize(n);
+  std::vector<int> group = first_shard_group(w.parallel);
+  if (group.size() <= 1) return 0;
   plan::CommPhase all;
   for (auto [kind, bytes] : {std::pair{network::CollectiveKind::all_gather, gather_bytes},
                              std::pair{network::CollectiveKind::reduce_scatter, scatter_bytes}}) {
     if (bytes <= 0) continue;
-    auto c = network::make_collective(kind, group, bytes);
-    if (kind != network::CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(p.dp_algorithm);
-    for (const auto& phase : network::plan_collective(topo_, c))
+    for (const auto& phase :
+         network::plan_collective(topo_, shard_collective(w.parallel, kind, group, bytes)))
       all.flows.insert(all.flows.end(), phase.flows.begin(), phase.flows.end());
   }
   return network::idle_phase_cost(topo_, all).transfer;
@@ -122,7 +127,7 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double 
   // Per stage, its layers and the chunks holding at least one (an embedding or loss slot holds none):
   // the fewest of any stage, so that no stage is counted above what it gathers.
   int v = std::max(1, p.virtual_stages);
-  double stage_layers = layers * 2, layer_chunks = v;
+  double stage_layers = std::numeric_limits<double>::infinity(), layer_chunks = v;
   for (int s = 0; s < p.pp; ++s) {
     double l = 0, c = 0;
     for (int k = 0; k < v; ++k) {

@@ -91,13 +91,20 @@ class Pool {
   std::vector<std::pair<size_t, StartedChild>> running_;
 };
 
+// A candidate's group: its values of the distinct keys.
+std::vector<long long> group_of(const std::vector<long long>& values, const std::vector<size_t>& keys) {
+  std::vector<long long> g;
+  for (size_t k : keys) g.push_back(values[k]);
+  return g;
+}
+
 // The k-th best group's best simulated step time so far (infinite until k groups are known). A group is
 // the candidates alike in the distinct keys; without --distinct every candidate is its own.
 class Best {
  public:
   Best(int k, std::vector<size_t> keys) : k_(static_cast<size_t>(std::max(1, k))), keys_(std::move(keys)) {}
   void add(const std::vector<long long>& values, double t) {
-    auto [it, fresh] = group_best_.try_emplace(group(values), t);
+    auto [it, fresh] = group_best_.try_emplace(group_of(values, keys_), t);
     if (!fresh) {
       if (t >= it->second) return;
       times_.erase(times_.find(it->second));
@@ -111,11 +118,6 @@ class Best {
   double best() const { return times_.empty() ? 0 : *times_.begin(); }
 
  private:
-  std::vector<long long> group(const std::vector<long long>& values) const {
-    std::vector<long long> g;
-    for (size_t i : keys_) g.push_back(values[i]);
-    return g;
-  }
   size_t k_;
   std::vector<size_t> keys_;
   std::map<std::vector<long long>, double> group_best_;
@@ -177,9 +179,7 @@ std::vector<size_t> PlanResult::group_bests() const {
   std::vector<size_t> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!rows[i].simulated || !rows[i].sim.ok()) break;  // ranked rows come first
-    std::vector<long long> g;
-    for (size_t k : distinct) g.push_back(rows[i].values[k]);
-    if (seen.insert(std::move(g)).second) out.push_back(i);
+    if (seen.insert(group_of(rows[i].values, distinct)).second) out.push_back(i);
   }
   return out;
 }

@@ -14,6 +14,11 @@ namespace podsim::workload::megatron {
 
 using network::CollectiveKind;
 
+std::vector<int> StepBuilder::after_compute(int s) const {
+  int last = g_.streams[compute_stream_[s]].last_task;
+  return last >= 0 ? std::vector<int>{last} : std::vector<int>{};
+}
+
 double StepBuilder::idle_seconds(int plan) {
   if (plan < 0) return 0;
   auto it = idle_time_cache_.find(plan);
@@ -66,11 +71,8 @@ void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
   bool prefetch = w_.parallel.dp_overlap && L > 1;
   double first_params = (prefetch ? unit : L * unit) + heads;
   double first_experts = (prefetch ? std::min(1.0, M) : M) * expert_unit;
-  int prev = g_.streams[compute_stream_[s]].last_task;
-  std::vector<int> after_prev;
-  if (prev >= 0) after_prev.push_back(prev);
   int first = g_.add_comm(TaskKind::dp, gather_stream_[s], s, param_gather_plan(s, first_params * eb),
-                          Category::dp, after_prev);
+                          Category::dp, after_compute(s));
   int first_expert_plan = expert_dp_plan(s, first_experts * eb, CollectiveKind::all_gather);
   if (first_expert_plan >= 0)
     first = g_.add_comm(TaskKind::dp, gather_stream_[s], s, first_expert_plan, Category::dp, {first});
@@ -117,12 +119,7 @@ void StepBuilder::add_zero2_backward(int s, const StageStep& step, const ChunkWo
   double params = chunk_params(s, step.chunk), grads = params * w_.training.grad_reduce_bytes;
   int buckets = w_.parallel.dp_overlap ? bucket_count(params, w_.training.grad_reduce_bytes) : 1;
   int rest_plan = buckets > 1 ? dp_plan(s, grads * (buckets - 1) / buckets) : -1;
-  if (rest_plan >= 0) {
-    int prev = g_.streams[compute_stream_[s]].last_task;
-    std::vector<int> after_prev;
-    if (prev >= 0) after_prev.push_back(prev);
-    g_.add_comm(TaskKind::dp, dp_stream_[s], s, rest_plan, Category::dp, after_prev);
-  }
+  if (rest_plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, rest_plan, Category::dp, after_compute(s));
   add_work(s, step, work, 1, overlapped_seconds(work.seconds, idle_seconds(rest_plan)));
   int compute = g_.streams[compute_stream_[s]].last_task;
   g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, grads / buckets), Category::dp, {compute});

@@ -101,6 +101,21 @@ TEST(MegatronArgs, ParallelLayoutAndVirtualStages) {
         "workload.model.vocab=51200"})
     EXPECT_TRUE(has_set(imp, s)) << s << "\n" << joined(imp.sets);
   EXPECT_TRUE(imp.warnings.empty()) << joined(imp.warnings);
+  // torch FSDP2 without resharding after the forward: ZeRO-3 keeping the gathered parameters; the flag
+  // means nothing to Megatron-FSDP, which podsim says.
+  auto fsdp2 = driver::parse_megatron_args(
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --use-torch-fsdp2 "
+      "--torch-fsdp2-no-reshard-after-forward",
+      "cmd");
+  EXPECT_TRUE(has_set(fsdp2, "workload.parallel.zero=3")) << joined(fsdp2.sets);
+  EXPECT_TRUE(has_set(fsdp2, "workload.parallel.reshard_after_forward=false")) << joined(fsdp2.sets);
+  auto mfsdp = driver::parse_megatron_args(
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --use-megatron-fsdp "
+      "--torch-fsdp2-no-reshard-after-forward",
+      "cmd");
+  EXPECT_FALSE(has_set(mfsdp, "workload.parallel.reshard_after_forward=false")) << joined(mfsdp.sets);
+  EXPECT_NE(joined(mfsdp.notes).find("torch-fsdp2-no-reshard-after-forward ignored"), std::string::npos)
+      << joined(mfsdp.notes);
   auto moe = driver::parse_megatron_args(
       "--num-experts 64 --moe-ffn-hidden-size 1408 --moe-layer-freq '([0]*1+[1]*27)' "
       "--moe-router-score-function sigmoid --moe-token-dispatcher-type alltoall --expert-model-parallel-size "

@@ -169,6 +169,52 @@ TEST(Sharding, Zero3WithPipelineGathersEveryChunkPass) {
   }
 }
 
+// reshard_after_forward: false (FSDP1's SHARD_GRAD_OP) keeps each unit gathered from its forward to its
+// backward: one gather per microbatch instead of two, the reduce-scatter unchanged; alone, beside a
+// pipeline with virtual stages, and with experts (gathered and reduced in their expert data-parallel
+// group). Memory holds the stage's whole dense parameters gathered (and every MoE layer's experts), where
+// resharding keeps two units.
+TEST(Sharding, Zero3WithoutReshardGathersOncePerMicrobatch) {
+  auto topo = two_nodes();
+  for (const char* pp : {"1", "2"}) {
+    for (const char* overlap : {"true", "false"}) {
+      bool piped = std::string(pp) == "2";
+      Overrides sets = {{"parallel.zero", "3"},
+                        {"parallel.pp", pp},
+                        {"parallel.dp_overlap", overlap},
+                        {"parallel.reshard_after_forward", "false"}};
+      if (piped) {
+        sets.push_back({"parallel.virtual_stages", "2"});
+        sets.push_back({"parallel.schedule", "interleaved"});
+      }
+      auto w = config(topo, sets);
+      double n = w.parallel.dp, m = 32 / n, params = stage_params(w, 0), eb = 2,
+             gb = w.training.grad_reduce_bytes;
+      double expected = m * (params * eb + params * gb) * (n - 1) / n;
+      EXPECT_NEAR(dp_bytes_sent(step(topo, w), 0), expected, 1e-6 * expected) << pp << " " << overlap;
+      auto model =
+          load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"), small(sets), topo);
+      auto r = driver::simulate(topo, *model);
+      ASSERT_EQ(r.status, "ok") << r.status_detail;
+      EXPECT_GT(r.mean[Category::dp], 0);
+      auto kept = stage_memory(w, 1, piped ? 2 : 1, {1, 1}, topo.device_profile);
+      w.parallel.reshard_after_forward = true;
+      auto resharded = stage_memory(w, 1, piped ? 2 : 1, {1, 1}, topo.device_profile);
+      EXPECT_NEAR(kept[0].buffers - resharded[0].buffers,
+                  (params - zero3_gathered_params(w, 0)) * (1 - 1 / n) * eb, 1e-6 * params);
+    }
+  }
+  // Resharding after the forward is what ZeRO-3 does with its gathers: below ZeRO-3 it is refused.
+  try {
+    config(topo, {{"parallel.zero", "2"}, {"parallel.reshard_after_forward", "false"}});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("parallel.reshard_after_forward"), std::string::npos) << m;
+    EXPECT_NE(m.find("zero is 2"), std::string::npos) << m;
+  }
+}
+
 // ZeRO-3 with experts: a MoE layer's routed experts are gathered (forward, backward) and reduce-scattered
 // in the expert data-parallel group, as the dense units are in dp x cp, every microbatch. A small model of
 // 4 MoE layers, 16 experts over ep 8 on 16 GPUs: expert data parallel 2.
@@ -190,6 +236,18 @@ TEST(Sharding, Zero3GathersAndReducesExpertsInTheirGroup) {
   // The other shards of the experts being computed are in memory beside the local one.
   auto memory = stage_memory(w, 1, 1, {1}, topo.device_profile);
   EXPECT_GE(memory[0].buffers, 2 * expert_params_per_layer(w) * (1 - 1 / edp) * eb);
+  // Kept from the forward for the backward: one gather per microbatch, all 4 MoE layers' experts held.
+  w.parallel.reshard_after_forward = false;
+  double kept =
+      m * (dense * eb + dense * gb) * (n - 1) / n + m * (experts * eb + experts * gb) * (edp - 1) / edp;
+  EXPECT_NEAR(dp_bytes_sent(step(topo, w), 0), kept, 1e-6 * kept);
+  auto held = stage_memory(w, 1, 1, {1}, topo.device_profile);
+  EXPECT_NEAR(held[0].buffers - memory[0].buffers,
+              (dense - zero3_gathered_params(
+                           read_transformer_workload(ConfigNode::load_string(yaml, "w.yaml"), 16, 8), 0)) *
+                      (1 - 1 / n) * eb +
+                  2 * expert_params_per_layer(w) * (1 - 1 / edp) * eb,
+              1e-6 * experts);
 }
 
 // HSDP: shard inside groups of 8 (here one server each), then all-reduce the 1/8 shard across the 2

@@ -60,7 +60,8 @@ void add_plan_command(CLI::App& app) {
   add_slurm_options(*cmd, opt->slurm, opt->slurm_job, "search", "DIR/plan.sbatch");
   cmd->footer(
       "Every searchable key (parallel.tp, cp, pp, dp, etp, ep, rank_order, cp_algorithm, virtual_stages,\n"
-      "sequence_parallel, zero, shard_group, dp_overlap, tp_overlap; training.micro_batch, recompute;\n"
+      "sequence_parallel, zero, shard_group, reshard_after_forward, dp_overlap, tp_overlap;\n"
+      "training.micro_batch, recompute;\n"
       "moe.dispatcher) is searched\n"
       "unless --set fixes it"
       " (or --as-written keeps the file's value); `auto` or a YAML list in the file\n"

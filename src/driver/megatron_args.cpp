@@ -287,6 +287,15 @@ void MegatronMapper::parallel() {
                {{"no_shard", "0"}, {"optim", "1"}, {"optim_grads", "2"}, {"optim_grads_params", "3"}}));
   else if (fsdp)
     set("parallel.zero", 3);  // FSDP shards parameters, gradients and optimizer state
+  // Megatron-LM passes it to torch's fully_shard only with --use-torch-fsdp2 (training.py get_model).
+  if (has("torch-fsdp2-no-reshard-after-forward")) {
+    if (has("use-torch-fsdp2") && !has("data-parallel-sharding-strategy"))
+      set("parallel.reshard_after_forward", "false");
+    else
+      note(
+          "--torch-fsdp2-no-reshard-after-forward ignored: Megatron-LM applies it only to --use-torch-fsdp2 "
+          "(ZeRO-3)");
+  }
   if (has("overlap-grad-reduce") | has("overlap-param-gather")) set("parallel.dp_overlap", "true");
   if (has("overlap-grad-reduce") != has("overlap-param-gather"))
     note("podsim's parallel.dp_overlap overlaps both the gradient reduction and the parameter gather");

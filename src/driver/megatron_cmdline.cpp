@@ -60,6 +60,7 @@ bool is_flag(const std::string& name) {
                                                "use-distributed-optimizer",
                                                "use-megatron-fsdp",
                                                "use-torch-fsdp2",
+                                               "torch-fsdp2-no-reshard-after-forward",
                                                "overlap-grad-reduce",
                                                "overlap-param-gather",
                                                "no-overlap-p2p-communication",

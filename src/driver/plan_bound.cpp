@@ -140,14 +140,17 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double 
   double m = passes / (2.0 * v), eb = workload::activation_bytes(w.training),
          gb = w.training.grad_reduce_bytes;
   using network::CollectiveKind;
-  // Before each pass of a chunk with layers, its first layer (with prefetch) or all of them (without).
-  double exposed = p.dp_overlap ? 2 * m * layer_chunks * dp_seconds(w, CollectiveKind::all_gather, unit * eb)
-                                : 2 * m * dp_seconds(w, CollectiveKind::all_gather, stage_layers * unit * eb);
+  // Before each pass of a chunk with layers, its first layer (with prefetch) or all of them (without); only
+  // before the forward when the backward keeps the forward's gathers (reshard_after_forward: false).
+  double gathering_passes = p.reshard_after_forward ? 2 * m : m;
+  double exposed =
+      p.dp_overlap ? gathering_passes * layer_chunks * dp_seconds(w, CollectiveKind::all_gather, unit * eb)
+                   : gathering_passes * dp_seconds(w, CollectiveKind::all_gather, stage_layers * unit * eb);
   // Every pass gathers its chunk's layers (the gather stream) and every backward reduce-scatters them (the
   // data-parallel stream, at the gradient precision), each stream's collectives one after the other, at
   // least one collective's time for all of its bytes; both cross the same links, which need at least the
   // busiest one's bytes over its bandwidth.
-  double gathered = 2 * m * stage_layers * unit * eb, scattered = m * stage_layers * unit * gb;
+  double gathered = gathering_passes * stage_layers * unit * eb, scattered = m * stage_layers * unit * gb;
   double stream = std::max({dp_seconds(w, CollectiveKind::all_gather, gathered),
                             dp_seconds(w, CollectiveKind::reduce_scatter, scattered),
                             dp_link_seconds(w, gathered, scattered)});

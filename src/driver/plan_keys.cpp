@@ -321,8 +321,7 @@ const std::vector<SearchKey> kSearchKeys = {
      [](const WorkloadConfig&, const SpaceContext&) {
        return Values{0, 1, 2, 3};
      },
-     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.zero = static_cast<int>(v); },
-     fine,
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.zero = static_cast<int>(v); }, fine,
      [](const WorkloadConfig& w, const SpaceContext&, long long v) { return v && grad_ranks(w) == 1; },
      number, parse_zero},
     {"parallel.shard_group",
@@ -338,6 +337,16 @@ const std::vector<SearchKey> kSearchKeys = {
        w.parallel.shard_group = static_cast<int>(v);
      },
      check_shard_group, never, number, parse_count},
+    {"parallel.reshard_after_forward",
+     // ZeRO-3 frees each unit after its forward (two gathers per microbatch) or keeps it for the backward
+     // (one gather, the stage's parameters held gathered); nothing to reshard below ZeRO-3.
+     [](const WorkloadConfig&, const SpaceContext&) {
+       return Values{1, 0};
+     },
+     [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.reshard_after_forward = v != 0; },
+     fine,
+     [](const WorkloadConfig& w, const SpaceContext&, long long v) { return !v && w.parallel.zero < 3; },
+     boolean, parse_bool},
     {"parallel.dp_overlap",
      [](const WorkloadConfig&, const SpaceContext&) {
        return Values{1, 0};

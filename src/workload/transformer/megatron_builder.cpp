@@ -249,11 +249,13 @@ std::string StepBuilder::description() const {
       w_.training.attention == Attention::flash ? ", flash attention" : "", window,
       w_.parallel.sequence_parallel ? ", sequence parallel" : "",
       tp_overlap_ ? ", TP comm overlapped with GEMMs" : "",
-      w_.parallel.zero ? fmt::format(", ZeRO-{}{}", w_.parallel.zero,
-                                     w_.parallel.shard_group > 0
-                                         ? fmt::format(" (HSDP, shard group {})", w_.parallel.shard_group)
-                                         : "")
-                       : "");
+      w_.parallel.zero
+          ? fmt::format(
+                ", ZeRO-{}{}{}", w_.parallel.zero,
+                w_.parallel.shard_group > 0 ? fmt::format(" (HSDP, shard group {})", w_.parallel.shard_group)
+                                            : "",
+                w_.parallel.reshard_after_forward ? "" : ", parameters kept gathered for the backward")
+          : "");
 }
 
 std::vector<std::string> StepBuilder::notes() const {

@@ -56,9 +56,12 @@ double StepBuilder::overlapped_seconds(double compute, double comm, double slowd
 // first_gather + max(L compute, (L-1) gather) except for the last layer's compute when gathers dominate
 // (per layer: L gather + compute); the L-1 reduce-scatters start with the compute instead of one layer
 // later (slightly optimistic). dp_overlap: false gathers the whole pass before its compute (no prefetch).
+// reshard_after_forward: false (FSDP1's SHARD_GRAD_OP) keeps the forward's gathers for the backward, which
+// then only reduce-scatters, its first L-1 units' beside the compute.
 void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
   ChunkWork work = chunk_work(s, step.chunk, step.pass);
   bool backward = step.pass == Pass::backward;
+  if (backward && !w_.parallel.reshard_after_forward) return add_fsdp_backward_without_gathers(s, step, work);
   // Gathered in the parameters' 16-bit copy under the fp8 formats too (no fp8 parameter gather modelled).
   double eb = workload::activation_bytes(w_.training), gb = w_.training.grad_reduce_bytes;
   double L = chunk_layers(w_, v_, s, step.chunk);
@@ -106,6 +109,38 @@ void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
   }
   if (rest >= 0)
     g_.add_task({.kind = TaskKind::call_done, .stream = compute_stream_[s], .stage = s, .deps = {rest}});
+}
+
+// The reduce-scatters of a ZeRO-3 backward whose units are still gathered from the forward, folded as in
+// add_fsdp_pass: the first L-1 units' (dense, and routed experts in the expert data-parallel group) beside
+// the compute, which they slow, the last unit's after it.
+void StepBuilder::add_fsdp_backward_without_gathers(int s, const StageStep& step, const ChunkWork& work) {
+  double gb = w_.training.grad_reduce_bytes;
+  double L = chunk_layers(w_, v_, s, step.chunk);
+  double heads = chunk_head_params(s, step.chunk);
+  double unit = (chunk_params(s, step.chunk) - heads) / L;
+  double M = moe_ ? static_cast<double>(moe_layers_in_chunk(s, step.chunk)) : 0;
+  double expert_unit = M > 0 ? expert_params_per_layer(w_) : 0;
+  bool overlap = w_.parallel.dp_overlap && L > 1;
+  double last_params = (overlap ? unit : L * unit) + heads;
+  double last_experts = (overlap ? std::min(1.0, M) : M) * expert_unit;
+  double comm = 0;
+  if (overlap) {
+    std::vector<int> before = after_compute(s);
+    for (int plan :
+         {dp_plan(s, (L - 1) * unit * gb),
+          expert_dp_plan(s, (M - std::min(1.0, M)) * expert_unit * gb, CollectiveKind::reduce_scatter)})
+      if (plan >= 0) {
+        g_.add_comm(TaskKind::dp, dp_stream_[s], s, plan, Category::dp, before);
+        comm += idle_seconds(plan);
+      }
+  }
+  add_work(s, step, work, 1, overlapped_seconds(work.seconds, comm));
+  int compute = g_.streams[compute_stream_[s]].last_task;
+  g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, last_params * gb), Category::dp, {compute});
+  int expert_scatter = expert_dp_plan(s, last_experts * gb, CollectiveKind::reduce_scatter);
+  if (expert_scatter >= 0)
+    g_.add_comm(TaskKind::dp, dp_stream_[s], s, expert_scatter, Category::dp, {compute});
 }
 
 // ZeRO-2 keeps only its shard of the gradients, so every backward reduce-scatters what it produced

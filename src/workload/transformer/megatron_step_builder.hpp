@@ -108,6 +108,7 @@ class StepBuilder {
   // ZeRO-3 / FSDP: one pass of a chunk with its parameter gathers (and, backward, gradient
   // reduce-scatters).
   void add_fsdp_pass(int s, const StageStep& step);
+  void add_fsdp_backward_without_gathers(int s, const StageStep& step, const ChunkWork& work);
   // Dependencies that start a task when stage `s`'s compute stream has done its last task (none if empty).
   std::vector<int> after_compute(int s) const;
   // ZeRO-2: a backward of a chunk and the reduce-scatter of the gradients it produced (every microbatch).

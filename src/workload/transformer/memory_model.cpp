@@ -151,7 +151,10 @@ double zero3_gathered_params(const WorkloadConfig& w, int stage) {
   // computing and the next, prefetched (forward_prefetch / BACKWARD_PRE). DeepSpeed ZeRO-3 similarly
   // bounds live gathered parameters by stage3_prefetch_bucket_size / stage3_max_live_parameters, a few
   // layers' worth. The largest unit of a stage is a layer or, on the first and last stage, the word
-  // embedding; never more than the stage itself.
+  // embedding; never more than the stage itself. Without resharding after the forward every unit the
+  // forward gathered stays until its backward: with a microbatch between the two (and, pipelined, one in
+  // flight through every chunk of the stage) that is all of the stage's dense parameters.
+  if (!w.parallel.reshard_after_forward) return stage_params(w, stage) - expert_stage_params(w, stage);
   constexpr double kLiveUnits = 2;
   const auto& m = w.model;
   double largest = layer_params(m) / w.parallel.tp;
@@ -213,10 +216,12 @@ std::vector<MemoryBreakdown> stage_memory(const WorkloadConfig& w, int micro_bat
     // ZeRO-3: the other ranks' shards of the units being computed are gathered in; the local shard is
     // already in `weights`, so weights + buffer never exceed the unsharded weights.
     if (p.zero >= 3) mb.buffers += zero3_gathered_params(w, s) * (1 - 1 / dp) * eb;
-    // ... and a MoE layer's routed experts from the other expert data-parallel ranks (two units live).
-    if (p.zero >= 3 && stage_moe_layers(w, s) > 0)
-      mb.buffers +=
-          std::min<double>(2, stage_moe_layers(w, s)) * expert_params_per_layer(w) * (1 - 1 / edp) * eb;
+    // ... and a MoE layer's routed experts from the other expert data-parallel ranks (two units live, or
+    // every MoE layer of the stage without resharding after the forward).
+    double moe_layers = stage_moe_layers(w, s);
+    double live_moe = p.reshard_after_forward ? std::min<double>(2, moe_layers) : moe_layers;
+    if (p.zero >= 3 && moe_layers > 0)
+      mb.buffers += live_moe * expert_params_per_layer(w) * (1 - 1 / edp) * eb;
     mb.framework = profile.framework_memory_bytes;
     out.push_back(mb);
   }

@@ -73,6 +73,17 @@ void validate_shard_group(const ParallelConfig& p, const ConfigNode& par) {
                          p.shard_group, p.dp, divisors_up_to(p.dp, p.dp)));
 }
 
+// Resharding after the forward is what ZeRO-3 / FSDP does with the parameters it gathered; the lower stages
+// never gather them.
+void validate_reshard(const ParallelConfig& p, const ConfigNode& par) {
+  if (p.reshard_after_forward || p.zero == 3) return;
+  par.fail("reshard_after_forward",
+           fmt::format("reshard_after_forward: false keeps ZeRO-3 / FSDP's gathered parameters from the "
+                       "forward to the backward, but zero is {} (its parameters are never gathered); set "
+                       "zero: 3, or remove reshard_after_forward",
+                       p.zero));
+}
+
 // parallel.cp, parallel.tp_overlap: the sequence splits into 2*cp chunks, and what the overlap needs.
 void validate_context_parallel(const WorkloadConfig& w, const ConfigNode& par, const ConfigNode& model,
                                int devices) {
@@ -283,6 +294,7 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   if (zero < 0 || zero > 3) par.fail("zero", fmt::format("ZeRO stage must be 0, 1, 2 or 3, got {}", zero));
   w.parallel.zero = static_cast<int>(zero);
   w.parallel.shard_group = static_cast<int>(par.integer_in_or("shard_group", 0, 1 << 30, 0));
+  w.parallel.reshard_after_forward = par.boolean_or("reshard_after_forward", true);
   w.parallel.scatter_gather = par.boolean_or("scatter_gather", true);
   w.parallel.overlap_p2p_comm = par.boolean_or("overlap_p2p_comm", false);
   w.parallel.overlap_p2p_comm_warmup_flush = par.boolean_or("overlap_p2p_comm_warmup_flush", false);
@@ -448,6 +460,7 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
                              microbatches));
   }
   validate_shard_group(p, par);
+  validate_reshard(p, par);
 }
 
 }  // namespace podsim::workload

@@ -123,8 +123,12 @@ struct ParallelConfig {
   int virtual_stages = 1;  // 0 = auto (fastest that fits)
   bool virtual_stages_auto = false;
   bool sequence_parallel = false;
-  int zero = 0;                // ZeRO / FSDP stage 0..3
-  int shard_group = 0;         // HSDP: ZeRO shards within groups of this many dp ranks (0 = all of dp)
+  int zero = 0;         // ZeRO / FSDP stage 0..3
+  int shard_group = 0;  // HSDP: ZeRO shards within groups of this many dp ranks (0 = all of dp)
+  // ZeRO-3: free each gathered unit after its forward and gather it again for the backward (FSDP2's
+  // reshard_after_forward, the default); false keeps the forward's gather for the backward (FSDP1's
+  // SHARD_GRAD_OP): one gather per microbatch instead of two, every unit of the stage held gathered.
+  bool reshard_after_forward = true;
   bool scatter_gather = true;  // Megatron's p2p scatter/gather across TP ranks
   // Megatron-Core's overlap_p2p_comm and overlap_p2p_comm_warmup_flush (pipeline_schedule.hpp
   // P2pOverlap): the interleaved schedule's receives posted one step early and waited just before their

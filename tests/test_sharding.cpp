@@ -215,6 +215,35 @@ TEST(Sharding, Zero3WithoutReshardGathersOncePerMicrobatch) {
   }
 }
 
+// The word embedding's gradient is all-reduced between the first and the last stage only where both hold
+// it (Megatron-Core finalize_model_grads: tied to the output layer, or MTP): the whole gradient, or under
+// ZeRO-2/3 (Megatron-FSDP) each rank's shard. An untied model (Llama) has no such all-reduce.
+TEST(Sharding, EmbeddingGradientSyncOnlyForASharedEmbedding) {
+  auto topo = two_nodes();
+  auto embedding_bytes = [&](const WorkloadConfig& w) {
+    auto plan = step(topo, w);
+    double bytes = -1;
+    for (const auto& t : plan.graph.tasks) {
+      if (t.kind != TaskKind::embedding_sync) continue;
+      bytes = 0;
+      for (const auto& phase : plan.graph.plans[t.plan])
+        for (const auto& f : phase.flows)
+          if (f.src == 0) bytes += f.bytes;
+    }
+    return bytes;  // -1: no embedding all-reduce in the step
+  };
+  Overrides piped = {{"parallel.pp", "2"}};
+  auto tied = config(topo, piped);
+  ASSERT_TRUE(tied.model.tied_embeddings);
+  double whole = static_cast<double>(tied.model.vocab) * tied.model.hidden * tied.training.grad_reduce_bytes;
+  EXPECT_NEAR(embedding_bytes(tied), whole, 1e-6 * whole);  // two ranks: each sends the whole gradient
+  piped.push_back({"parallel.zero", "2"});
+  auto sharded = config(topo, piped);
+  EXPECT_NEAR(embedding_bytes(sharded), whole / sharded.parallel.dp, 1e-6 * whole);
+  auto untied = config(topo, {{"parallel.pp", "2"}, {"model.tied_embeddings", "false"}});
+  EXPECT_EQ(embedding_bytes(untied), -1);
+}
+
 // ZeRO-3 with experts: a MoE layer's routed experts are gathered (forward, backward) and reduce-scattered
 // in the expert data-parallel group, as the dense units are in dp x cp, every microbatch. A small model of
 // 4 MoE layers, 16 experts over ep 8 on 16 GPUs: expert data parallel 2.

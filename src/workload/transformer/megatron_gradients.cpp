@@ -94,7 +94,12 @@ int StepBuilder::param_gather_plan(int s, double bytes) {
 void StepBuilder::build_gradient_sync_and_optimizer() {
   std::vector<int> grads_ready = reduce_gradients();
   std::vector<int> before_optimizer = grads_ready;
-  if (p_ > 1) before_optimizer[0] = before_optimizer[p_ - 1] = sync_embeddings(grads_ready);
+  // Megatron-Core all-reduces the word embedding's gradient between the first and the last stage only
+  // where both hold it: tied to the output layer, or used by the MTP layers on the last stage
+  // (finalize_model_grads.py _get_shared_word_embedding_weight).
+  bool shared_embedding = w_.model.tied_embeddings || w_.model.mtp_layers > 0;
+  if (p_ > 1 && shared_embedding)
+    before_optimizer[0] = before_optimizer[p_ - 1] = sync_embeddings(grads_ready);
   // Gradient clipping and the fp16 overflow check all-reduce small values over the model-parallel
   // group, which makes every stage wait for the slowest before its optimizer step.
   std::vector<int> stage_reps;
@@ -128,8 +133,11 @@ std::vector<int> StepBuilder::reduce_gradients() {
 // Tied word embeddings: the first and the last stage all-reduce their embedding gradients.
 int StepBuilder::sync_embeddings(const std::vector<int>& grads_ready) {
   std::vector<plan::CommPlan> plans;
-  double bytes =
-      static_cast<double>(w_.model.vocab) * w_.model.hidden / layout_.tp * w_.training.grad_reduce_bytes;
+  // With the gradients sharded (ZeRO-2/3, Megatron-FSDP), each rank all-reduces its local shard (the
+  // same function takes the DTensor's _local_tensor); otherwise the whole gradient.
+  double shard = w_.parallel.zero >= 2 ? shard_size(0) : 1;
+  double bytes = static_cast<double>(w_.model.vocab) * w_.model.hidden / layout_.tp *
+                 w_.training.grad_reduce_bytes / shard;
   for (int replica = 0; replica < layout_.dp; ++replica)
     for (int c = 0; c < layout_.cp; ++c)
       for (int r : rail_ranks_)

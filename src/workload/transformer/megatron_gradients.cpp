@@ -130,7 +130,7 @@ std::vector<int> StepBuilder::reduce_gradients() {
   return grads_ready;
 }
 
-// Tied word embeddings: the first and the last stage all-reduce their embedding gradients.
+// A shared word embedding (tied, or MTP): the first and the last stage all-reduce its gradients.
 int StepBuilder::sync_embeddings(const std::vector<int>& grads_ready) {
   std::vector<plan::CommPlan> plans;
   // With the gradients sharded (ZeRO-2/3, Megatron-FSDP), each rank all-reduces its local shard (the

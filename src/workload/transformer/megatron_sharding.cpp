@@ -58,19 +58,25 @@ double StepBuilder::overlapped_seconds(double compute, double comm, double slowd
 // later (slightly optimistic). dp_overlap: false gathers the whole pass before its compute (no prefetch).
 // reshard_after_forward: false (FSDP1's SHARD_GRAD_OP) keeps the forward's gathers for the backward, which
 // then only reduce-scatters, its first L-1 units' beside the compute.
+StepBuilder::FsdpUnits StepBuilder::fsdp_units(int s, int chunk) const {
+  FsdpUnits u;
+  u.layers = chunk_layers(w_, v_, s, chunk);
+  u.heads = chunk_head_params(s, chunk);
+  u.unit = (chunk_params(s, chunk) - u.heads) / u.layers;  // a layer's dense parameters (mean)
+  // MoE layers' routed experts are sharded over the expert data-parallel group, gathered and reduced
+  // there per MoE layer, beside the dense units (moe_memory.hpp).
+  u.moe_layers = moe_ ? static_cast<double>(moe_layers_in_chunk(s, chunk)) : 0;
+  u.expert_unit = u.moe_layers > 0 ? expert_params_per_layer(w_) : 0;
+  return u;
+}
+
 void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
   ChunkWork work = chunk_work(s, step.chunk, step.pass);
   bool backward = step.pass == Pass::backward;
   if (backward && !w_.parallel.reshard_after_forward) return add_fsdp_backward_without_gathers(s, step, work);
   // Gathered in the parameters' 16-bit copy under the fp8 formats too (no fp8 parameter gather modelled).
   double eb = workload::activation_bytes(w_.training), gb = w_.training.grad_reduce_bytes;
-  double L = chunk_layers(w_, v_, s, step.chunk);
-  double heads = chunk_head_params(s, step.chunk);
-  double unit = (chunk_params(s, step.chunk) - heads) / L;  // a layer's dense parameters (mean)
-  // MoE layers' routed experts are sharded over the expert data-parallel group, gathered and reduced
-  // there per MoE layer, beside the dense units (moe_memory.hpp).
-  double M = moe_ ? static_cast<double>(moe_layers_in_chunk(s, step.chunk)) : 0;
-  double expert_unit = M > 0 ? expert_params_per_layer(w_) : 0;
+  auto [L, unit, heads, M, expert_unit] = fsdp_units(s, step.chunk);
   bool prefetch = w_.parallel.dp_overlap && L > 1;
   double first_params = (prefetch ? unit : L * unit) + heads;
   double first_experts = (prefetch ? std::min(1.0, M) : M) * expert_unit;
@@ -116,11 +122,7 @@ void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
 // the compute, which they slow, the last unit's after it.
 void StepBuilder::add_fsdp_backward_without_gathers(int s, const StageStep& step, const ChunkWork& work) {
   double gb = w_.training.grad_reduce_bytes;
-  double L = chunk_layers(w_, v_, s, step.chunk);
-  double heads = chunk_head_params(s, step.chunk);
-  double unit = (chunk_params(s, step.chunk) - heads) / L;
-  double M = moe_ ? static_cast<double>(moe_layers_in_chunk(s, step.chunk)) : 0;
-  double expert_unit = M > 0 ? expert_params_per_layer(w_) : 0;
+  auto [L, unit, heads, M, expert_unit] = fsdp_units(s, step.chunk);
   bool overlap = w_.parallel.dp_overlap && L > 1;
   double last_params = (overlap ? unit : L * unit) + heads;
   double last_experts = (overlap ? std::min(1.0, M) : M) * expert_unit;

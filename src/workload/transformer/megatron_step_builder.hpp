@@ -106,9 +106,16 @@ class StepBuilder {
   // the `comm` seconds communication kernels run beside it.
   double overlapped_seconds(double compute, double comm, double slowdown = 0) const;
   // ZeRO-3 / FSDP: one pass of a chunk with its parameter gathers (and, backward, gradient
-  // reduce-scatters).
+  // reduce-scatters); a backward that keeps the forward's gathers (reshard_after_forward: false) only
+  // reduce-scatters.
   void add_fsdp_pass(int s, const StageStep& step);
   void add_fsdp_backward_without_gathers(int s, const StageStep& step, const ChunkWork& work);
+  // A chunk's FSDP units: `layers` layers of `unit` dense parameters, the embedding / output layer's
+  // `heads`, and `moe_layers` MoE layers whose routed experts (`expert_unit` each) shard apart.
+  struct FsdpUnits {
+    double layers = 0, unit = 0, heads = 0, moe_layers = 0, expert_unit = 0;
+  };
+  FsdpUnits fsdp_units(int s, int chunk) const;
   // Dependencies that start a task when stage `s`'s compute stream has done its last task (none if empty).
   std::vector<int> after_compute(int s) const;
   // ZeRO-2: a backward of a chunk and the reduce-scatter of the gradients it produced (every microbatch).

@@ -13,6 +13,7 @@
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
+#include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
@@ -107,54 +108,84 @@ double Estimator::dp_link_seconds(const WorkloadConfig& w, double gather_bytes, 
 // every backward, whose reductions also fill the data-parallel stream with overlap);
 // ZeRO-3 gathers each pass's first unit before that pass's compute (all of the pass's units without
 // prefetch), its gather stream carries every gather of every pass one after the other, and its
-// data-parallel stream every backward's reduce-scatter. Only the
-// transformer layers' parameters are counted (embeddings left out) and MoE is left out: a looser bound.
+// data-parallel stream every backward's reduce-scatter. A MoE layer's routed experts reduce (and with ZeRO-3
+// gather) in the expert data-parallel group on the same streams, after the dense units. Only the
+// transformer layers' parameters are counted (embeddings left out), each layer's dense part as the smaller
+// of a dense layer's and a MoE layer's (attention, router, shared experts), and each stage as the one with
+// the fewest layers and MoE layers: a looser bound.
 std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double passes) {
+  using network::CollectiveKind;
   const auto& p = w.parallel;
-  if (w.moe.enabled() || static_cast<long long>(p.dp) * p.cp == 1) return {0, 0};
-  double layers = static_cast<double>(w.model.layers) / p.pp;
-  double unit = workload::layer_params(w.model) / p.tp;
-  if (p.zero < 3) {
-    auto kind = p.zero == 0 ? network::CollectiveKind::all_reduce : network::CollectiveKind::reduce_scatter;
-    double once = dp_seconds(w, kind, layers * unit * w.training.grad_reduce_bytes);
-    if (p.zero < 2) return {p.dp_overlap ? 0 : once, 0};
-    // ZeRO-2 reduce-scatters each chunk's gradients after every backward of it (passes / 2 of them, each
-    // a 1/v share; counted as m whole-stage reductions, which is less: latency once each), one after the
-    // other on the data-parallel stream, which the step waits for; exposed without dp_overlap.
-    double all = passes / (2.0 * std::max(1, p.virtual_stages)) * once;
-    return {p.dp_overlap ? 0 : all, all};
-  }
-  // Per stage, its layers and the chunks holding at least one (an embedding or loss slot holds none):
-  // the fewest of any stage, so that no stage is counted above what it gathers.
+  if (static_cast<long long>(p.dp) * p.cp == 1) return {0, 0};
   int v = std::max(1, p.virtual_stages);
-  double stage_layers = std::numeric_limits<double>::infinity(), layer_chunks = v;
+  // Per stage, its layers and MoE layers and the chunks holding at least one of each (an embedding or loss
+  // slot holds none): the fewest of any stage, so that no stage is counted above what it moves.
+  double inf = std::numeric_limits<double>::infinity();
+  double stage_layers = inf, layer_chunks = v, stage_moe = inf, moe_chunks = v;
   for (int s = 0; s < p.pp; ++s) {
-    double l = 0, c = 0;
+    double l = 0, c = 0, e = 0, ec = 0;
     for (int k = 0; k < v; ++k) {
-      int n = workload::chunk_layers(w, v, s, k);
-      l += n, c += n > 0;
+      long long n = workload::chunk_layers(w, v, s, k);
+      long long moe =
+          w.moe.enabled() ? workload::moe_layers_in(w, workload::chunk_first_layer(w, v, s, k), n) : 0;
+      l += static_cast<double>(n), c += n > 0, e += static_cast<double>(moe), ec += moe > 0;
     }
     stage_layers = std::min(stage_layers, l), layer_chunks = std::min(layer_chunks, c);
+    stage_moe = std::min(stage_moe, e), moe_chunks = std::min(moe_chunks, ec);
   }
   if (stage_layers < 1) return {0, 0};
   double m = passes / (2.0 * v), eb = workload::activation_bytes(w.training),
          gb = w.training.grad_reduce_bytes;
-  using network::CollectiveKind;
-  // Before each pass of a chunk with layers, its first layer (with prefetch) or all of them (without); only
-  // before the forward when the backward keeps the forward's gathers (reshard_after_forward: false).
+  double unit =
+      workload::layer_params(w.model) / p.tp + std::min(0.0, workload::moe_dense_delta_per_layer(w));
+  double experts = stage_moe * workload::expert_params_per_layer(w);  // routed, per rank
+  if (p.zero < 3) {
+    // ZeRO 0 all-reduces (the experts too), 1 and 2 reduce-scatter, the routed experts after the dense part.
+    auto kind = p.zero == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
+    double once = dp_seconds(w, kind, stage_layers * unit * gb) + expert_dp_seconds(w, kind, experts * gb);
+    if (p.zero < 2) return {p.dp_overlap ? 0 : once, 0};
+    // ZeRO-2 reduce-scatters each chunk's gradients after every backward of it (m x v of them, each a 1/v
+    // share; counted as m whole-stage reductions, which is less: latency once each), one after the other
+    // on the data-parallel stream, which the step waits for; exposed without dp_overlap.
+    double all = m * once;
+    return {p.dp_overlap ? 0 : all, all};
+  }
+  // Before each pass of a chunk with layers, its first layer (with prefetch) or all of them (without), then
+  // likewise its first MoE layer's experts; only before the forward when the backward keeps the forward's
+  // gathers (reshard_after_forward: false).
   double gathering_passes = p.reshard_after_forward ? 2 * m : m;
+  double expert_unit = workload::expert_params_per_layer(w);
   double exposed =
-      p.dp_overlap ? gathering_passes * layer_chunks * dp_seconds(w, CollectiveKind::all_gather, unit * eb)
-                   : gathering_passes * dp_seconds(w, CollectiveKind::all_gather, stage_layers * unit * eb);
+      p.dp_overlap ? gathering_passes *
+                         (layer_chunks * dp_seconds(w, CollectiveKind::all_gather, unit * eb) +
+                          moe_chunks * expert_dp_seconds(w, CollectiveKind::all_gather, expert_unit * eb))
+                   : gathering_passes * (dp_seconds(w, CollectiveKind::all_gather, stage_layers * unit * eb) +
+                                         expert_dp_seconds(w, CollectiveKind::all_gather, experts * eb));
   // Every pass gathers its chunk's layers (the gather stream) and every backward reduce-scatters them (the
   // data-parallel stream, at the gradient precision), each stream's collectives one after the other, at
-  // least one collective's time for all of its bytes; both cross the same links, which need at least the
-  // busiest one's bytes over its bandwidth.
+  // least one collective's time for all of its bytes (and one for the experts'); the dense ones cross the
+  // same links, which need at least the busiest one's bytes over its bandwidth.
   double gathered = gathering_passes * stage_layers * unit * eb, scattered = m * stage_layers * unit * gb;
-  double stream = std::max({dp_seconds(w, CollectiveKind::all_gather, gathered),
-                            dp_seconds(w, CollectiveKind::reduce_scatter, scattered),
-                            dp_link_seconds(w, gathered, scattered)});
+  double gather_stream = dp_seconds(w, CollectiveKind::all_gather, gathered) +
+                         expert_dp_seconds(w, CollectiveKind::all_gather, gathering_passes * experts * eb);
+  double scatter_stream = dp_seconds(w, CollectiveKind::reduce_scatter, scattered) +
+                          expert_dp_seconds(w, CollectiveKind::reduce_scatter, m * experts * gb);
+  double stream = std::max({gather_stream, scatter_stream, dp_link_seconds(w, gathered, scattered)});
   return {exposed, stream};
+}
+
+// Idle-network time of one expert data-parallel group's collective (expert rank 0 of stage 0, as
+// StepBuilder::expert_groups lays them out: ep x etp ranks apart, stages between with tp-cp-pp-dp).
+double Estimator::expert_dp_seconds(const WorkloadConfig& w, network::CollectiveKind kind, double bytes) {
+  const auto& p = w.parallel;
+  int edp = static_cast<int>(workload::expert_data_parallel(p));
+  if (edp <= 1 || bytes <= 0) return 0;
+  int stride = p.etp * p.ep * (p.rank_order == workload::RankOrder::tp_cp_pp_dp ? p.pp : 1);
+  std::vector<int> group;
+  for (int d = 0; d < edp; ++d) group.push_back(d * stride);
+  auto c = network::make_collective(kind, group, bytes);
+  if (kind != network::CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(p.dp_algorithm);
+  return network::idle_plan_time(topo_, network::plan_collective(topo_, c));
 }
 
 double Estimator::tp_seconds(const WorkloadConfig& w, int kind, double bytes) {

@@ -54,6 +54,7 @@ class Estimator {
   // The bytes-bound time of a step's all-gathers and reduce-scatters in one shard group, whichever order
   // and overlap they run in: the busiest link's load over its bandwidth.
   double dp_link_seconds(const workload::WorkloadConfig& w, double gather_bytes, double scatter_bytes);
+  double expert_dp_seconds(const workload::WorkloadConfig& w, network::CollectiveKind kind, double bytes);
   // (exposed after or before the compute chain, total on the ZeRO-3 gather stream), seconds.
   std::pair<double, double> dp_exposed(const workload::WorkloadConfig& w, double passes);
   // Seconds on one stage's chain, by what they are.

@@ -10,6 +10,7 @@
 #include "podsim/workload/parallel_layout.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer/context_parallel.hpp"
+#include "podsim/workload/transformer/gradient_buckets.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
@@ -85,8 +86,19 @@ double Estimator::memory(const WorkloadConfig& w) {
 double Estimator::dp_seconds(const WorkloadConfig& w, network::CollectiveKind kind, double bytes) {
   std::vector<int> group = first_shard_group(w.parallel);
   if (group.size() <= 1 || bytes <= 0) return 0;
-  return network::idle_plan_time(
-      topo_, network::plan_collective(topo_, shard_collective(w.parallel, kind, group, bytes)));
+  return group_seconds(shard_collective(w.parallel, kind, group, bytes));
+}
+
+// A collective's idle-network time, cached: the bound asks for the same few groups and sizes again and
+// again across the candidates.
+double Estimator::group_seconds(const network::Collective& c) {
+  auto key = std::make_tuple(c.group, static_cast<int>(c.kind), static_cast<int>(c.algorithm),
+                             static_cast<int>(c.protocol), c.bytes);
+  auto it = group_seconds_.find(key);
+  if (it != group_seconds_.end()) return it->second;
+  double t = network::idle_plan_time(topo_, network::plan_collective(topo_, c));
+  group_seconds_.emplace(std::move(key), t);
+  return t;
 }
 
 double Estimator::dp_link_seconds(const WorkloadConfig& w, double gather_bytes, double scatter_bytes) {
@@ -185,7 +197,7 @@ double Estimator::expert_dp_seconds(const WorkloadConfig& w, network::Collective
   for (int d = 0; d < edp; ++d) group.push_back(d * stride);
   auto c = network::make_collective(kind, group, bytes);
   if (kind != network::CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(p.dp_algorithm);
-  return network::idle_plan_time(topo_, network::plan_collective(topo_, c));
+  return group_seconds(c);
 }
 
 double Estimator::tp_seconds(const WorkloadConfig& w, int kind, double bytes) {
@@ -275,6 +287,79 @@ double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic
   return network::idle_plan_time(topo_, {network::serial_merge(steps)});
 }
 
+// The compute slowdown beside ZeRO-2/3 traffic (megatron_sharding.cpp): a chunk's pass runs
+// overlap_compute_slowdown slower while the gathers and reduce-scatters that overlap it run, its kernels
+// (the serial task's) stretched by min(comm (1 - 1/slowdown), compute (slowdown - 1)), which grows with
+// both. Counted with less of each: the dense units' and the experts' collectives as dp_exposed counts them
+// (the smaller unit, one group's idle time, ZeRO-2's buckets of the layers alone), and the pass's kernels
+// less all that the TP overlap, ring attention or the shared experts' overlap may move beside them.
+Estimator::ShardingSlowdown Estimator::sharding_slowdown(const WorkloadConfig& w,
+                                                         const workload::LayerCosts& dense,
+                                                         const workload::MoeLayerCosts* moe) {
+  const auto& p = w.parallel;
+  ShardingSlowdown out;
+  out.slowdown = topo_.device_profile.overlap_compute_slowdown;
+  out.applies = out.slowdown > 1 && p.dp_overlap && p.zero >= 2 && static_cast<long long>(p.dp) * p.cp > 1 &&
+                w.moe.overlap != workload::MoeOverlap::combined_1f1b;
+  if (!out.applies) return out;
+  auto floor = [&](const PassCost& pass) {
+    double t = pass.seconds;
+    for (const auto& c : pass.tp)
+      if ((p.tp_overlap || c.async) && c.overlap_seconds > 0) t -= c.overlap_seconds;
+    return t;
+  };
+  bool cp = p.cp > 1;
+  double fwd_attention = dense.forward.attention_seconds,
+         bwd_attention = dense.recompute.attention_seconds + dense.backward.attention_seconds;
+  if (moe) {
+    fwd_attention = std::max(fwd_attention, moe->layer.forward.attention_seconds);
+    bwd_attention = std::max(bwd_attention,
+                             moe->layer.recompute.attention_seconds + moe->layer.backward.attention_seconds);
+    out.moe_forward = floor(moe->layer.forward) - moe->shared_forward_seconds - (cp ? fwd_attention : 0);
+    out.moe_backward = floor(moe->layer.recompute) + floor(moe->layer.backward) -
+                       moe->shared_backward_seconds - (cp ? bwd_attention : 0);
+  }
+  out.dense_forward = floor(dense.forward) - (cp ? fwd_attention : 0);
+  out.dense_backward = floor(dense.recompute) + floor(dense.backward) - (cp ? bwd_attention : 0);
+  return out;
+}
+
+// The extra seconds of one chunk's forward and backward under sharding_slowdown (layers, MoE layers and
+// sliding-window layers of the chunk, each window_* seconds shorter).
+std::pair<double, double> Estimator::chunk_slowdown(const WorkloadConfig& w, const ShardingSlowdown& s,
+                                                    long long layers, long long moe_layers, double windowed,
+                                                    double window_forward, double window_backward) {
+  if (!s.applies) return {0, 0};
+  using network::CollectiveKind;
+  const auto& p = w.parallel;
+  double L = static_cast<double>(layers), M = static_cast<double>(moe_layers);
+  double fwd = (L - M) * s.dense_forward + M * s.moe_forward - windowed * window_forward;
+  double bwd = (L - M) * s.dense_backward + M * s.moe_backward - windowed * window_backward;
+  double eb = workload::activation_bytes(w.training), gb = w.training.grad_reduce_bytes;
+  double unit =
+      workload::layer_params(w.model) / p.tp + std::min(0.0, workload::moe_dense_delta_per_layer(w));
+  double fwd_comm = 0, bwd_comm = 0;
+  if (p.zero >= 3) {
+    if (layers < 2) return {0, 0};  // one unit: nothing prefetched beside the compute
+    double rest_experts = (M - std::min(1.0, M)) * workload::expert_params_per_layer(w);
+    fwd_comm = dp_seconds(w, CollectiveKind::all_gather, (L - 1) * unit * eb) +
+               expert_dp_seconds(w, CollectiveKind::all_gather, rest_experts * eb);
+    bwd_comm = (p.reshard_after_forward ? fwd_comm : 0) +
+               dp_seconds(w, CollectiveKind::reduce_scatter, (L - 1) * unit * gb) +
+               expert_dp_seconds(w, CollectiveKind::reduce_scatter, rest_experts * gb);
+  } else {
+    double params = L * unit;  // ZeRO-2: all buckets but the last reduce beside the backward
+    int buckets = workload::gradient_bucket_count(p, params, gb);
+    if (buckets > 1)
+      bwd_comm = dp_seconds(w, CollectiveKind::reduce_scatter, params * gb * (buckets - 1) / buckets);
+  }
+  auto extra = [sd = s.slowdown](double compute, double comm) {
+    if (compute <= 0 || comm <= 0) return 0.0;
+    return std::min(comm * (1 - 1 / sd), compute * (sd - 1));
+  };
+  return {extra(fwd, fwd_comm), extra(bwd, bwd_comm)};
+}
+
 CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
   // The kernels as the step builder costs them: userbuffers only where the device has them.
   WorkloadConfig w = given;
@@ -321,7 +406,12 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
                 kCommMargin * (serial_tp(w, dense.recompute) + serial_tp(w, dense.backward)), 0, 0} +
           cp_bwd};
   LayerChain moe_layer = dense_layer;
-  if (w.moe.enabled()) moe_layer = moe_chain(w, cm, dense, cp_fwd, cp_bwd);
+  std::optional<workload::MoeLayerCosts> moe_costs;
+  if (w.moe.enabled()) {
+    moe_costs = workload::moe_layer_costs(w, mb, cm, dense);
+    moe_layer = moe_chain(w, *moe_costs, cp_fwd, cp_bwd);
+  }
+  const ShardingSlowdown sharding = sharding_slowdown(w, dense, moe_costs ? &*moe_costs : nullptr);
   // Each stage: its own chunks for every microbatch (with the embedding or the output layer on the end
   // stages), after the first microbatch's forward through the stages before it (their first chunk) and
   // before that microbatch's backward back through them.
@@ -339,6 +429,10 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
       ChainCost bwd = dense_layer.backward * static_cast<double>(layers - moe) + moe_layer.backward * moe;
       fwd.compute -= windowed * window.forward;
       bwd.compute -= windowed * window.backward;
+      auto [fwd_slowed, bwd_slowed] =
+          chunk_slowdown(w, sharding, layers, moe, windowed, window.forward, window.backward);
+      fwd.compute += fwd_slowed;
+      bwd.compute += bwd_slowed;
       body = body + (fwd + bwd) * m;
       if (c == 0) first_chunk = fwd + bwd;
     }
@@ -366,10 +460,8 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
 // beside the shared experts with moe.overlap: dispatch. Without that overlap the block also waits for the
 // host (moe.host_*): attention + max(block + dispatch, host) is below what the builder's stall gives,
 // since the contended dispatch is never shorter than ep_seconds' idle one.
-Estimator::LayerChain Estimator::moe_chain(const WorkloadConfig& w, const calibration::ComputeModel& cm,
-                                           const workload::LayerCosts& dense, const ChainCost& cp_fwd,
-                                           const ChainCost& cp_bwd) {
-  auto moe = workload::moe_layer_costs(w, w.training.micro_batch, cm, dense);
+Estimator::LayerChain Estimator::moe_chain(const WorkloadConfig& w, const workload::MoeLayerCosts& moe,
+                                           const ChainCost& cp_fwd, const ChainCost& cp_bwd) {
   double dispatch = kCommMargin * ep_seconds(w, moe.traffic);
   bool overlap = w.moe.overlap == workload::MoeOverlap::dispatch && w.moe.shared_experts > 0;
   // Combined 1F1B runs the steady state's all-to-alls beside the other pass's compute: none counted.

@@ -71,8 +71,19 @@ class Estimator {
   };
   double serial_tp(const workload::WorkloadConfig& w, const workload::PassCost& pass);
   double ep_seconds(const workload::WorkloadConfig& w, const workload::MoeTraffic& t);
-  LayerChain moe_chain(const workload::WorkloadConfig& w, const calibration::ComputeModel& cm,
-                       const workload::LayerCosts& dense, const ChainCost& cp_fwd, const ChainCost& cp_bwd);
+  LayerChain moe_chain(const workload::WorkloadConfig& w, const workload::MoeLayerCosts& moe,
+                       const ChainCost& cp_fwd, const ChainCost& cp_bwd);
+  // ZeRO-2/3 with dp_overlap: the overlap_compute_slowdown of the compute beside the sharding traffic, with
+  // the seconds per layer and pass of the kernels it surely stretches (plan_bound.cpp).
+  struct ShardingSlowdown {
+    bool applies = false;
+    double slowdown = 1, dense_forward = 0, dense_backward = 0, moe_forward = 0, moe_backward = 0;
+  };
+  ShardingSlowdown sharding_slowdown(const workload::WorkloadConfig& w, const workload::LayerCosts& dense,
+                                     const workload::MoeLayerCosts* moe);
+  std::pair<double, double> chunk_slowdown(const workload::WorkloadConfig& w, const ShardingSlowdown& s,
+                                           long long layers, long long moe_layers, double windowed,
+                                           double window_forward, double window_backward);
   // Idle-network seconds of one context-parallel ring step of that many bytes (one ring, rank 0's).
   double cp_step_seconds(const workload::WorkloadConfig& w, double bytes);
   // Idle-network seconds of one all-gather variant collective over the first context-parallel group.
@@ -83,6 +94,9 @@ class Estimator {
   // (schedule, p, m, v, combined, microbatch group) -> peak passes in flight per stage
   std::map<std::tuple<int, int, int, int, bool, int>, std::vector<int>> peaks_;
   std::map<std::tuple<int, int, double>, double> collectives_;  // (tp, kind, bytes)
+  double group_seconds(const network::Collective& c);
+  // (group, kind, algorithm, protocol, bytes) -> idle-network seconds
+  std::map<std::tuple<std::vector<int>, int, int, int, double>, double> group_seconds_;
 };
 
 }  // namespace podsim::driver

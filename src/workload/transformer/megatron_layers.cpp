@@ -5,6 +5,7 @@
 
 #include "megatron_step_builder.hpp"
 #include "podsim/network/collective.hpp"
+#include "podsim/workload/transformer/gradient_buckets.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -93,12 +94,7 @@ StepBuilder::ChunkWork StepBuilder::chunk_work(int stage, int chunk, Pass pass) 
 }
 
 int StepBuilder::bucket_count(double params, double bytes_per_param) const {
-  // Clamped as a double before the cast: a tiny bucket size must not overflow the count. Finer than 64
-  // buckets changes nothing visible but costs simulation time.
-  double wanted = w_.parallel.dp_bucket_megatron_core
-                      ? std::ceil(params / std::max(40e6, 1e6 * grad_ranks()))
-                      : std::ceil(params * bytes_per_param / w_.parallel.dp_bucket_bytes);
-  return static_cast<int>(std::clamp(wanted, 1.0, 64.0));
+  return gradient_bucket_count(w_.parallel, params, bytes_per_param);
 }
 
 void StepBuilder::add_chunk_pass(int s, const StageStep& step, bool final_backward) {

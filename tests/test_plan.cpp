@@ -293,6 +293,42 @@ TEST(Plan, MoeSearchesExpertParallelismAndTheBoundHolds) {
   EXPECT_EQ(a.rows[0].values, b.rows[0].values);
 }
 
+// ZeRO-2/3 traffic beside the compute slows it (overlap_compute_slowdown): the bound counts that
+// stretch with dp_overlap (and nothing of it without), and stays below every simulated step.
+TEST(Plan, ShardingBoundCountsTheSlowdownBesideItsTraffic) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "2"}});
+  Overrides sets = {{"parallel.zero", "[2, 3]"},
+                    {"parallel.dp_overlap", "[true, false]"},
+                    {"parallel.tp", "1"},
+                    {"parallel.pp", "1"},
+                    {"parallel.dp", "16"},
+                    {"parallel.cp", "1"},
+                    {"training.global_batch", "32"},
+                    {"training.micro_batch", "1"},
+                    {"training.recompute", "selective"},
+                    {"parallel.shard_group", "0"},
+                    {"parallel.reshard_after_forward", "true"}};
+  std::vector<std::string> fixed;
+  for (const auto& [k, v] : sets)
+    if (v.front() != '[') fixed.push_back(k);
+  for (const char* k : {"parallel.sequence_parallel", "parallel.tp_overlap", "parallel.etp", "parallel.ep",
+                        "parallel.virtual_stages", "parallel.rank_order", "parallel.cp_algorithm"})
+    fixed.push_back(k);
+  Space s = llama_space(topo, sets, fixed);
+  auto r = driver::run_plan(topo, s, {.top = 4, .jobs = 2, .exhaustive = true, .progress = {}});
+  ASSERT_EQ(r.ranked(), 4);
+  std::map<std::pair<int, bool>, double> compute;
+  for (const auto& row : r.rows) {
+    auto w = driver::resolve(s, row.values);
+    compute[{w.parallel.zero, w.parallel.dp_overlap}] = row.estimate.compute;
+    EXPECT_LE(row.estimate.lower_bound, row.sim.step_time) << driver::candidate_label(s, row.values);
+  }
+  for (int zero : {2, 3}) {
+    double overlapped = compute[std::pair{zero, true}], serial = compute[std::pair{zero, false}];
+    EXPECT_GT(overlapped, serial) << "zero " << zero;
+  }
+}
+
 // Data-parallel sharding of a MoE model in the bound: the dense part of each layer in the dp x cp group and
 // the routed experts in the expert data-parallel group, each ZeRO stage as the builder runs it (with and
 // without overlap, ZeRO-3 with and without resharding after the forward, one and two pipeline stages);

@@ -24,12 +24,19 @@ using testing::source_path;
 
 const std::string kLlama8b = source_path("workloads/llama3-8b.yaml");
 
+// The search space of workload `file` on `topo`, its keys overridden by `sets`, the `fixed` keys not
+// searched.
+Space workload_space(const topology::Topology& topo, const std::string& file, const Overrides& sets,
+                     const std::vector<std::string>& fixed) {
+  ConfigNode root = ConfigNode::load_file(file);
+  for (const auto& [k, v] : sets) root.apply_override(k, v, "test");
+  return driver::read_space(root, file, topo, true, fixed);
+}
+
 // Llama 3 8B on two DGX H100 (16 GPUs), the workload's keys overridden by `sets`.
 Space llama_space(const topology::Topology& topo, const Overrides& sets,
                   const std::vector<std::string>& fixed) {
-  ConfigNode root = ConfigNode::load_file(kLlama8b);
-  for (const auto& [k, v] : sets) root.apply_override(k, v, "test");
-  return driver::read_space(root, kLlama8b, topo, true, fixed);
+  return workload_space(topo, kLlama8b, sets, fixed);
 }
 
 // What print_plan writes for the `top` best of `result`.
@@ -267,14 +274,11 @@ namespace {
 // Mixtral 8x7B on 64 H100: ep and etp searched, the MoE floor of the bound below every simulated step.
 TEST(Plan, MoeSearchesExpertParallelismAndTheBoundHolds) {
   auto topo = testing::preset("dgx-h100-superpod", {{"nodes", "8"}});
-  const std::string file = testing::source_path("workloads/mixtral-8x7b.yaml");
-  ConfigNode root = ConfigNode::load_file(file);
-  for (const auto& [k, v] : Overrides{{"parallel.tp", "[1, 2]"}, {"training.micro_batch", "[1, 2]"}})
-    root.apply_override(k, v, "test");
-  driver::Space s = driver::read_space(
-      root, file, topo, true,
-      {"parallel.pp", "parallel.zero", "parallel.shard_group", "parallel.dp_overlap", "training.recompute",
-       "parallel.cp", "parallel.virtual_stages", "parallel.tp_overlap"});
+  driver::Space s =
+      workload_space(topo, testing::source_path("workloads/mixtral-8x7b.yaml"),
+                     {{"parallel.tp", "[1, 2]"}, {"training.micro_batch", "[1, 2]"}},
+                     {"parallel.pp", "parallel.zero", "parallel.shard_group", "parallel.dp_overlap",
+                      "training.recompute", "parallel.cp", "parallel.virtual_stages", "parallel.tp_overlap"});
   driver::PlanOptions all{.top = 1, .jobs = 2, .exhaustive = true, .progress = {}};
   auto b = driver::run_plan(topo, s, all);
   std::set<int> eps;
@@ -336,20 +340,17 @@ TEST(Plan, ShardingBoundCountsTheSlowdownBesideItsTraffic) {
 // without overlap was as low as 0.14 of the step, which made searches simulate nearly every candidate.
 TEST(Plan, MoeShardingBoundCountsDenseAndExpertTraffic) {
   auto topo = testing::preset("dgx-h100-superpod", {{"nodes", "2"}});
-  const std::string file = testing::source_path("workloads/mixtral-8x7b.yaml");
-  ConfigNode root = ConfigNode::load_file(file);
   // tp 8 x ep 2: the expert data-parallel group of 8 spans both servers, where the experts' gathers weigh.
-  for (const auto& [k, v] : Overrides{{"model.layers", "4"},
-                                      {"parallel.tp", "8"},
-                                      {"parallel.sequence_parallel", "true"},
-                                      {"parallel.pp", "[1, 2]"},
-                                      {"parallel.ep", "[2, 8]"},
-                                      {"training.global_batch", "32"},
-                                      {"training.micro_batch", "1"},
-                                      {"moe.dispatcher", "alltoall"}})
-    root.apply_override(k, v, "test");
-  driver::Space s = driver::read_space(
-      root, file, topo, true,
+  driver::Space s = workload_space(
+      topo, testing::source_path("workloads/mixtral-8x7b.yaml"),
+      {{"model.layers", "4"},
+       {"parallel.tp", "8"},
+       {"parallel.sequence_parallel", "true"},
+       {"parallel.pp", "[1, 2]"},
+       {"parallel.ep", "[2, 8]"},
+       {"training.global_batch", "32"},
+       {"training.micro_batch", "1"},
+       {"moe.dispatcher", "alltoall"}},
       {"parallel.tp", "parallel.shard_group", "parallel.cp", "parallel.tp_overlap", "parallel.etp",
        "training.micro_batch", "training.recompute", "parallel.rank_order", "parallel.sequence_parallel"});
   driver::PlanOptions all{.top = 1, .jobs = 2, .exhaustive = true, .progress = {}};
@@ -378,23 +379,21 @@ TEST(Plan, MoeBoundCountsDispatchHostAndSharedExperts) {
   const std::string file = testing::source_path("workloads/mixtral-8x7b.yaml");
   for (const char* overlap : {"none", "dispatch", "combined_1f1b"}) {
     bool combined = std::string(overlap) == "combined_1f1b";  // pp 1, recompute none only (it refuses others)
-    ConfigNode root = ConfigNode::load_file(file);
-    for (const auto& [k, v] : Overrides{{"model.layers", "6"},
-                                        {"moe.experts", "16"},
-                                        {"moe.first_dense_layers", "1"},
-                                        {"moe.shared_experts", "1"},
-                                        {"moe.shared_ffn_hidden", "4096"},
-                                        {"moe.overlap", overlap},
-                                        {"moe.host_forward_us", "900"},
-                                        {"moe.host_backward_us", "1500"},
-                                        {"parallel.tp", "1"},
-                                        {"parallel.pp", "[1, 2]"},
-                                        {"parallel.ep", "[4, 8, 16]"},
-                                        {"training.global_batch", "64"},
-                                        {"training.recompute", "[none, full]"}})
-      root.apply_override(k, v, "test");
-    driver::Space s = driver::read_space(
-        root, file, topo, true,
+    driver::Space s = workload_space(
+        topo, file,
+        {{"model.layers", "6"},
+         {"moe.experts", "16"},
+         {"moe.first_dense_layers", "1"},
+         {"moe.shared_experts", "1"},
+         {"moe.shared_ffn_hidden", "4096"},
+         {"moe.overlap", overlap},
+         {"moe.host_forward_us", "900"},
+         {"moe.host_backward_us", "1500"},
+         {"parallel.tp", "1"},
+         {"parallel.pp", "[1, 2]"},
+         {"parallel.ep", "[4, 8, 16]"},
+         {"training.global_batch", "64"},
+         {"training.recompute", "[none, full]"}},
         {"parallel.tp", "parallel.zero", "parallel.shard_group", "parallel.dp_overlap", "parallel.cp",
          "parallel.virtual_stages", "parallel.tp_overlap", "parallel.etp", "training.micro_batch"});
     driver::PlanOptions all{.top = 1, .jobs = 2, .exhaustive = true, .progress = {}};

@@ -63,6 +63,13 @@ StepPlan step(const topology::Topology& topo, const WorkloadConfig& w) {
   return build_megatron_step(topo, w, 1, 1);
 }
 
+// The small model with `sets` simulated on `topo`.
+report::RunResult simulated(const topology::Topology& topo, const Overrides& sets) {
+  auto model =
+      load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"), small(sets), topo);
+  return driver::simulate(topo, *model);
+}
+
 }  // namespace
 
 // ZeRO-3 / FSDP per rank and step: each microbatch gathers the parameters before its forward and again
@@ -107,10 +114,7 @@ TEST(Sharding, Zero2ReduceScattersEveryMicrobatch) {
       EXPECT_NEAR(dp_bytes_sent(step(topo, w), 0), (m * params * gb + params * eb) * (n - 1) / n, 1e-3)
           << "zero " << zero << " dp_overlap " << overlap;
       if (std::string(overlap) == "false") {
-        auto model =
-            load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"),
-                                small({{"parallel.zero", zero}, {"parallel.dp_overlap", "false"}}), topo);
-        auto r = driver::simulate(topo, *model);
+        auto r = simulated(topo, {{"parallel.zero", zero}, {"parallel.dp_overlap", "false"}});
         ASSERT_EQ(r.status, "ok") << r.status_detail;
         double exposed = r.mean[Category::dp];
         if (std::string(zero) == "1")
@@ -134,9 +138,7 @@ TEST(Sharding, Zero2WithPipelineReduceScattersEveryChunkBackward) {
     double n = 8, m = 4, params = stage_params(w, 0), gb = w.training.grad_reduce_bytes, eb = 2;
     EXPECT_NEAR(dp_bytes_sent(step(topo, w), 0), (m * params * gb + params * eb) * (n - 1) / n, 1e-3)
         << "dp_overlap " << overlap;
-    auto model =
-        load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"), small(sets), topo);
-    auto r = driver::simulate(topo, *model);
+    auto r = simulated(topo, sets);
     ASSERT_EQ(r.status, "ok") << r.status_detail;
     const auto& memory = r.plan.memory.front();  // stage 0
     EXPECT_NEAR(memory.gradients, params * w.training.main_grad_bytes / n, 1e-3 * memory.gradients);
@@ -160,9 +162,7 @@ TEST(Sharding, Zero3WithPipelineGathersEveryChunkPass) {
       double n = 8, m = 4, params = stage_params(w, 0), eb = 2, gb = w.training.grad_reduce_bytes;
       double expected = m * (2 * params * eb + params * gb) * (n - 1) / n;
       EXPECT_NEAR(dp_bytes_sent(step(topo, w), 0), expected, 1e-6 * expected) << v << " " << overlap;
-      auto model =
-          load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"), small(sets), topo);
-      auto r = driver::simulate(topo, *model);
+      auto r = simulated(topo, sets);
       ASSERT_EQ(r.status, "ok") << r.status_detail;
       EXPECT_GT(r.mean[Category::dp], 0);
     }
@@ -192,9 +192,7 @@ TEST(Sharding, Zero3WithoutReshardGathersOncePerMicrobatch) {
              gb = w.training.grad_reduce_bytes;
       double expected = m * (params * eb + params * gb) * (n - 1) / n;
       EXPECT_NEAR(dp_bytes_sent(step(topo, w), 0), expected, 1e-6 * expected) << pp << " " << overlap;
-      auto model =
-          load_workload_model(podsim::testing::source_path("workloads/gpt3-175b.yaml"), small(sets), topo);
-      auto r = driver::simulate(topo, *model);
+      auto r = simulated(topo, sets);
       ASSERT_EQ(r.status, "ok") << r.status_detail;
       EXPECT_GT(r.mean[Category::dp], 0);
       auto kept = stage_memory(w, 1, piped ? 2 : 1, {1, 1}, topo.device_profile);
@@ -205,14 +203,11 @@ TEST(Sharding, Zero3WithoutReshardGathersOncePerMicrobatch) {
     }
   }
   // Resharding after the forward is what ZeRO-3 does with its gathers: below ZeRO-3 it is refused.
-  try {
+  std::string m = podsim::testing::error_of([&] {
     config(topo, {{"parallel.zero", "2"}, {"parallel.reshard_after_forward", "false"}});
-    ADD_FAILURE() << "no error";
-  } catch (const InputError& e) {
-    std::string m = e.what();
-    EXPECT_NE(m.find("parallel.reshard_after_forward"), std::string::npos) << m;
-    EXPECT_NE(m.find("zero is 2"), std::string::npos) << m;
-  }
+  });
+  EXPECT_NE(m.find("parallel.reshard_after_forward"), std::string::npos) << m;
+  EXPECT_NE(m.find("zero is 2"), std::string::npos) << m;
 }
 
 // The word embedding's gradient is all-reduced between the first and the last stage only where both hold
@@ -349,12 +344,7 @@ TEST(Sharding, OverlappedComputeIsSlowedOnlyWhereCommunicationRuns) {
 TEST(Sharding, RefusedSettingsNameTheFieldAndWhatIsValid) {
   auto topo = two_nodes();
   auto message = [&](Overrides sets) {
-    try {
-      config(topo, std::move(sets));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return podsim::testing::error_of([&] { config(topo, std::move(sets)); });
   };
   std::string bad_group = message({{"parallel.zero", "3"}, {"parallel.shard_group", "3"}});
   EXPECT_NE(bad_group.find("shard_group"), std::string::npos) << bad_group;

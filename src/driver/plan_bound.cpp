@@ -44,6 +44,13 @@ network::Collective shard_collective(const workload::ParallelConfig& p, network:
   return c;
 }
 
+// A transformer layer's dense parameters per rank, as the bound counts them: the smaller of a dense layer's
+// and a MoE layer's (attention, router, shared experts; the routed experts shard apart).
+double dense_unit_params(const WorkloadConfig& w) {
+  return workload::layer_params(w.model) / w.parallel.tp +
+         std::min(0.0, workload::moe_dense_delta_per_layer(w));
+}
+
 int microbatches(const WorkloadConfig& w) {
   return static_cast<int>(w.training.global_batch /
                           (static_cast<long long>(w.parallel.dp) * w.training.micro_batch));
@@ -148,9 +155,8 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double 
   if (stage_layers < 1) return {0, 0};
   double m = passes / (2.0 * v), eb = workload::activation_bytes(w.training),
          gb = w.training.grad_reduce_bytes;
-  double unit =
-      workload::layer_params(w.model) / p.tp + std::min(0.0, workload::moe_dense_delta_per_layer(w));
-  double experts = stage_moe * workload::expert_params_per_layer(w);  // routed, per rank
+  double unit = dense_unit_params(w), expert_unit = workload::expert_params_per_layer(w);
+  double experts = stage_moe * expert_unit;  // routed, per rank
   if (p.zero < 3) {
     // ZeRO 0 all-reduces (the experts too), 1 and 2 reduce-scatter, the routed experts after the dense part.
     auto kind = p.zero == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
@@ -166,7 +172,6 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double 
   // likewise its first MoE layer's experts; only before the forward when the backward keeps the forward's
   // gathers (reshard_after_forward: false).
   double gathering_passes = p.reshard_after_forward ? 2 * m : m;
-  double expert_unit = workload::expert_params_per_layer(w);
   double exposed =
       p.dp_overlap ? gathering_passes *
                          (layer_chunks * dp_seconds(w, CollectiveKind::all_gather, unit * eb) +
@@ -195,9 +200,7 @@ double Estimator::expert_dp_seconds(const WorkloadConfig& w, network::Collective
   int stride = p.etp * p.ep * (p.rank_order == workload::RankOrder::tp_cp_pp_dp ? p.pp : 1);
   std::vector<int> group;
   for (int d = 0; d < edp; ++d) group.push_back(d * stride);
-  auto c = network::make_collective(kind, group, bytes);
-  if (kind != network::CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(p.dp_algorithm);
-  return group_seconds(c);
+  return group_seconds(shard_collective(p, kind, group, bytes));
 }
 
 double Estimator::tp_seconds(const WorkloadConfig& w, int kind, double bytes) {
@@ -302,7 +305,7 @@ Estimator::ShardingSlowdown Estimator::sharding_slowdown(const WorkloadConfig& w
   out.applies = out.slowdown > 1 && p.dp_overlap && p.zero >= 2 && static_cast<long long>(p.dp) * p.cp > 1 &&
                 w.moe.overlap != workload::MoeOverlap::combined_1f1b;
   if (!out.applies) return out;
-  auto floor = [&](const PassCost& pass) {
+  auto serial_seconds = [&](const PassCost& pass) {
     double t = pass.seconds;
     for (const auto& c : pass.tp)
       if ((p.tp_overlap || c.async) && c.overlap_seconds > 0) t -= c.overlap_seconds;
@@ -315,12 +318,14 @@ Estimator::ShardingSlowdown Estimator::sharding_slowdown(const WorkloadConfig& w
     fwd_attention = std::max(fwd_attention, moe->layer.forward.attention_seconds);
     bwd_attention = std::max(bwd_attention,
                              moe->layer.recompute.attention_seconds + moe->layer.backward.attention_seconds);
-    out.moe_forward = floor(moe->layer.forward) - moe->shared_forward_seconds - (cp ? fwd_attention : 0);
-    out.moe_backward = floor(moe->layer.recompute) + floor(moe->layer.backward) -
+    out.moe_forward =
+        serial_seconds(moe->layer.forward) - moe->shared_forward_seconds - (cp ? fwd_attention : 0);
+    out.moe_backward = serial_seconds(moe->layer.recompute) + serial_seconds(moe->layer.backward) -
                        moe->shared_backward_seconds - (cp ? bwd_attention : 0);
   }
-  out.dense_forward = floor(dense.forward) - (cp ? fwd_attention : 0);
-  out.dense_backward = floor(dense.recompute) + floor(dense.backward) - (cp ? bwd_attention : 0);
+  out.dense_forward = serial_seconds(dense.forward) - (cp ? fwd_attention : 0);
+  out.dense_backward =
+      serial_seconds(dense.recompute) + serial_seconds(dense.backward) - (cp ? bwd_attention : 0);
   return out;
 }
 
@@ -336,8 +341,7 @@ std::pair<double, double> Estimator::chunk_slowdown(const WorkloadConfig& w, con
   double fwd = (L - M) * s.dense_forward + M * s.moe_forward - windowed * window_forward;
   double bwd = (L - M) * s.dense_backward + M * s.moe_backward - windowed * window_backward;
   double eb = workload::activation_bytes(w.training), gb = w.training.grad_reduce_bytes;
-  double unit =
-      workload::layer_params(w.model) / p.tp + std::min(0.0, workload::moe_dense_delta_per_layer(w));
+  double unit = dense_unit_params(w);
   double fwd_comm = 0, bwd_comm = 0;
   if (p.zero >= 3) {
     if (layers < 2) return {0, 0};  // one unit: nothing prefetched beside the compute

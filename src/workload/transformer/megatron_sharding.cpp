@@ -57,7 +57,7 @@ double StepBuilder::overlapped_seconds(double compute, double comm, double slowd
 // (per layer: L gather + compute); the L-1 reduce-scatters start with the compute instead of one layer
 // later (slightly optimistic). dp_overlap: false gathers the whole pass before its compute (no prefetch).
 // reshard_after_forward: false (FSDP1's SHARD_GRAD_OP) keeps the forward's gathers for the backward, which
-// then only reduce-scatters, its first L-1 units' beside the compute.
+// then only reduce-scatters, its first L-1 units' beside the compute, the last unit's after it.
 StepBuilder::FsdpUnits StepBuilder::fsdp_units(int s, int chunk) const {
   FsdpUnits u;
   u.layers = chunk_layers(w_, v_, s, chunk);
@@ -73,31 +73,40 @@ StepBuilder::FsdpUnits StepBuilder::fsdp_units(int s, int chunk) const {
 void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
   ChunkWork work = chunk_work(s, step.chunk, step.pass);
   bool backward = step.pass == Pass::backward;
-  if (backward && !w_.parallel.reshard_after_forward) return add_fsdp_backward_without_gathers(s, step, work);
+  bool gathers = !backward || w_.parallel.reshard_after_forward;
   // Gathered in the parameters' 16-bit copy under the fp8 formats too (no fp8 parameter gather modelled).
   double eb = workload::activation_bytes(w_.training), gb = w_.training.grad_reduce_bytes;
   auto [L, unit, heads, M, expert_unit] = fsdp_units(s, step.chunk);
   bool prefetch = w_.parallel.dp_overlap && L > 1;
   double first_params = (prefetch ? unit : L * unit) + heads;
   double first_experts = (prefetch ? std::min(1.0, M) : M) * expert_unit;
-  int first = g_.add_comm(TaskKind::dp, gather_stream_[s], s, param_gather_plan(s, first_params * eb),
-                          Category::dp, after_compute(s));
-  int first_expert_plan = expert_dp_plan(s, first_experts * eb, CollectiveKind::all_gather);
-  if (first_expert_plan >= 0)
-    first = g_.add_comm(TaskKind::dp, gather_stream_[s], s, first_expert_plan, Category::dp, {first});
+  // What the pass's compute and the overlapped reduce-scatters start after: the first unit's gather, or
+  // the stage's previous compute when the backward keeps the forward's gathers.
+  std::vector<int> start = after_compute(s);
+  int first = -1;
+  if (gathers) {
+    first = g_.add_comm(TaskKind::dp, gather_stream_[s], s, param_gather_plan(s, first_params * eb),
+                        Category::dp, start);
+    int first_expert_plan = expert_dp_plan(s, first_experts * eb, CollectiveKind::all_gather);
+    if (first_expert_plan >= 0)
+      first = g_.add_comm(TaskKind::dp, gather_stream_[s], s, first_expert_plan, Category::dp, {first});
+    start = {first};
+  }
   std::vector<int> rest_plans, scatter_plans;
   int rest = -1;
   if (prefetch) {
     double rest_experts = (M - std::min(1.0, M)) * expert_unit;
-    rest_plans = {param_gather_plan(s, (L - 1) * unit * eb),
-                  expert_dp_plan(s, rest_experts * eb, CollectiveKind::all_gather)};
-    for (int plan : rest_plans)
-      if (plan >= 0) rest = g_.add_comm(TaskKind::dp, gather_stream_[s], s, plan, Category::dp, {first});
+    if (gathers) {
+      rest_plans = {param_gather_plan(s, (L - 1) * unit * eb),
+                    expert_dp_plan(s, rest_experts * eb, CollectiveKind::all_gather)};
+      for (int plan : rest_plans)
+        if (plan >= 0) rest = g_.add_comm(TaskKind::dp, gather_stream_[s], s, plan, Category::dp, {first});
+    }
     if (backward) {
       scatter_plans = {dp_plan(s, (L - 1) * unit * gb),
                        expert_dp_plan(s, rest_experts * gb, CollectiveKind::reduce_scatter)};
       for (int plan : scatter_plans)
-        if (plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, plan, Category::dp, {first});
+        if (plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, plan, Category::dp, start);
     }
   }
   // Gathers and reduce-scatters beside the compute each hold SMs; their idle times add up.
@@ -105,7 +114,7 @@ void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
   for (int plan : rest_plans) comm += idle_seconds(plan);
   for (int plan : scatter_plans) comm += idle_seconds(plan);
   // The pass's own overlapped communication (context parallelism, tp_overlap) rides along in add_work.
-  add_work(s, step, work, 1, overlapped_seconds(work.seconds, comm), {first});
+  add_work(s, step, work, 1, overlapped_seconds(work.seconds, comm), gathers ? start : std::vector<int>{});
   int compute = g_.streams[compute_stream_[s]].last_task;
   if (backward) {
     g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, first_params * gb), Category::dp, {compute});
@@ -115,34 +124,6 @@ void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
   }
   if (rest >= 0)
     g_.add_task({.kind = TaskKind::call_done, .stream = compute_stream_[s], .stage = s, .deps = {rest}});
-}
-
-// The reduce-scatters of a ZeRO-3 backward whose units are still gathered from the forward, folded as in
-// add_fsdp_pass: the first L-1 units' (dense, and routed experts in the expert data-parallel group) beside
-// the compute, which they slow, the last unit's after it.
-void StepBuilder::add_fsdp_backward_without_gathers(int s, const StageStep& step, const ChunkWork& work) {
-  double gb = w_.training.grad_reduce_bytes;
-  auto [L, unit, heads, M, expert_unit] = fsdp_units(s, step.chunk);
-  bool overlap = w_.parallel.dp_overlap && L > 1;
-  double last_params = (overlap ? unit : L * unit) + heads;
-  double last_experts = (overlap ? std::min(1.0, M) : M) * expert_unit;
-  double comm = 0;
-  if (overlap) {
-    std::vector<int> before = after_compute(s);
-    for (int plan :
-         {dp_plan(s, (L - 1) * unit * gb),
-          expert_dp_plan(s, (M - std::min(1.0, M)) * expert_unit * gb, CollectiveKind::reduce_scatter)})
-      if (plan >= 0) {
-        g_.add_comm(TaskKind::dp, dp_stream_[s], s, plan, Category::dp, before);
-        comm += idle_seconds(plan);
-      }
-  }
-  add_work(s, step, work, 1, overlapped_seconds(work.seconds, comm));
-  int compute = g_.streams[compute_stream_[s]].last_task;
-  g_.add_comm(TaskKind::dp, dp_stream_[s], s, dp_plan(s, last_params * gb), Category::dp, {compute});
-  int expert_scatter = expert_dp_plan(s, last_experts * gb, CollectiveKind::reduce_scatter);
-  if (expert_scatter >= 0)
-    g_.add_comm(TaskKind::dp, dp_stream_[s], s, expert_scatter, Category::dp, {compute});
 }
 
 // ZeRO-2 keeps only its shard of the gradients, so every backward reduce-scatters what it produced

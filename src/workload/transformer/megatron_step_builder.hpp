@@ -109,7 +109,6 @@ class StepBuilder {
   // reduce-scatters); a backward that keeps the forward's gathers (reshard_after_forward: false) only
   // reduce-scatters.
   void add_fsdp_pass(int s, const StageStep& step);
-  void add_fsdp_backward_without_gathers(int s, const StageStep& step, const ChunkWork& work);
   // A chunk's FSDP units: `layers` layers of `unit` dense parameters, the embedding / output layer's
   // `heads`, and `moe_layers` MoE layers whose routed experts (`expert_unit` each) shard apart.
   struct FsdpUnits {

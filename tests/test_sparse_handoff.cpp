@@ -79,6 +79,38 @@ TEST(SparseHandoff, BitIdenticalWithManyCoefficientClasses) {
                    engine::replay(topo, g, options(false, true)));
 }
 
+// The same phases handed off again and again, whole and with part of their bytes moved (the hand-off keeps
+// each phase's pairs, routes and whole coefficients after its first use), with pairs that carry several
+// flows: still bit-identical to the dense matrix.
+TEST(SparseHandoff, BitIdenticalWhenPhasesRepeat) {
+  auto topo =
+      podsim::testing::preset("dgx-a100-superpod", {{"nodes", "4"}, {"fabric.oversubscription", "4"}});
+  plan::CommPhase exchange, ring;
+  for (int d = 0; d < 32; ++d)
+    for (int e : {(d + 8) % 32, (d + 16) % 32}) {
+      exchange.flows.push_back({d, e, 3e6 + 1e5 * d});
+      exchange.flows.push_back({d, e, 7e5 * (1 + e % 3)});  // a second flow of the same pair
+    }
+  for (int d = 0; d < 32; ++d) ring.flows.push_back({d, (d + 1) % 32, 2e6});
+  plan::TaskGraph g;
+  g.stages = 1;
+  const int exchanges = g.add_plan({exchange, ring});
+  const int rings = g.add_plan({ring});
+  for (int k = 0; k < 12; ++k) {
+    plan::Task t;
+    t.stage = 0;
+    t.compute_seconds = 1e-5 * (k % 3);
+    t.plan = k % 2 ? exchanges : rings;
+    g.add_task(t);
+  }
+  for (bool closed_form : {false, true}) {
+    SCOPED_TRACE(closed_form ? "closed form while alone" : "every phase in SimGrid");
+    auto sparse = engine::replay(topo, g, options(true, closed_form));
+    EXPECT_GT(sparse.simgrid_activities, 6);
+    expect_identical(sparse, engine::replay(topo, g, options(false, closed_form)));
+  }
+}
+
 // 6,000 devices in one ring: the dense matrix (275 MiB) is refused, the sparse hand-off replays it, and
 // alone on its links SimGrid's time is the closed form.
 TEST(SparseHandoff, ReplaysAPhaseWiderThanTheDenseMatrixLimit) {

@@ -210,8 +210,10 @@ class Replayer {
   // The flight's flows, scaled to the share of bytes still to move, as one SimGrid parallel task.
   void start_simgrid(int fid, double share) {
     const Flight& fl = flights_[fid];
-    const auto& phase = graph_.plans[graph_.tasks[fl.task].plan][fl.phase];
-    if (sg4::ExecPtr exec{options_.sparse_handoff ? sparse_.start(fid, phase, share) : nullptr, false}) {
+    const int p = graph_.tasks[fl.task].plan;
+    const auto& phase = graph_.plans[p][fl.phase];
+    if (sg4::ExecPtr exec{options_.sparse_handoff ? sparse_.start(fid, p, fl.phase, share) : nullptr,
+                          false}) {
       running_.push_back(exec);
       running_flight_.push_back(fid);
       out_.simgrid_activities++;

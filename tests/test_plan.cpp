@@ -122,6 +122,41 @@ TEST(Plan, ListSearchesOnlyItsValuesAndScalarsStayWithAsWritten) {
   EXPECT_EQ(tps, std::set<int>{1});
 }
 
+// training.recompute_modules says what `selective` recomputes: a search of training.recompute keeps it for
+// the selective candidates (the modules' memory and FLOPs follow) and leaves it unused for none and full,
+// rather than refusing the file (DeepSeek-V3's preset states [mla_up_proj, mlp]); a list without core_attn
+// stays refused beside context parallelism, candidate by candidate.
+TEST(Plan, RecomputeModulesHoldForTheSelectiveCandidates) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "1"}});
+  Overrides sets = {{"training.recompute", "[none, selective, full]"},
+                    {"training.recompute_modules", "[mlp]"},
+                    {"parallel.cp", "[1, 2]"},
+                    {"parallel.tp", "1"},
+                    {"parallel.pp", "1"},
+                    {"parallel.zero", "1"}};
+  Space s = workload_space(topo, kLlama8b, sets, {"parallel.tp", "parallel.pp", "parallel.zero"});
+  driver::SkipCounts skipped;
+  std::map<workload::Recompute, std::set<int>> cps;
+  driver::enumerate(
+      s,
+      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+        cps[w.training.recompute].insert(w.parallel.cp);
+        EXPECT_TRUE(w.training.recompute_modules.mlp);
+        EXPECT_FALSE(w.training.recompute_modules.core_attn);  // the list replaces the default
+      },
+      skipped);
+  EXPECT_EQ(cps[workload::Recompute::none], (std::set<int>{1, 2}));
+  EXPECT_EQ(cps[workload::Recompute::full], (std::set<int>{1, 2}));
+  EXPECT_EQ(cps[workload::Recompute::selective], std::set<int>{1});  // no core_attn: cp 2 refused
+  long long refused = 0;
+  for (const auto& [reason, n] : skipped)
+    refused += reason.find("without core_attn") != std::string::npos ? n : 0;
+  EXPECT_GT(refused, 0);
+  // The preset that states a list: its plan searches recompute instead of stopping at the file.
+  auto pod = preset("dgx-h100-superpod", {{"nodes", "128"}});
+  EXPECT_NO_THROW(workload_space(pod, source_path("workloads/deepseek-v3.yaml"), {}, {}));
+}
+
 // A small space: tp, pp, micro_batch searched, the rest fixed.
 Space small_space(const topology::Topology& topo) {
   return llama_space(topo,

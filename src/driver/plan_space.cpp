@@ -210,6 +210,15 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
     if ((path == "parallel.pp" || path == "parallel.virtual_stages") && s.context.schedule_explicit)
       root.apply_override("parallel.schedule", "1f1b", "plan: schedule follows virtual_stages");
   }
+  auto searched = [&](const std::string& path) {
+    return std::any_of(s.keys.begin(), s.keys.end(),
+                       [&](const auto& c) { return c.searched && path == c.key->path; });
+  };
+  // training.recompute_modules says what `selective` recomputes: the base is read with it (the file's list
+  // is checked once), and the candidates with recompute none or full leave it unused.
+  auto train = root.optional_child("training");
+  if (searched("training.recompute") && train && train->has("recompute_modules"))
+    root.apply_override("training.recompute", "selective", "plan: recompute_modules read for selective");
   // Combined 1F1B's checks need the searched keys' values (ep > 1, virtual stages when pipelined): the base
   // is read without it, and each candidate is checked with it (Walker::leaf).
   auto moe = root.optional_child("moe");
@@ -219,10 +228,6 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
   // A fixed ep or etp must divide tp*cp*dp, which the base, read with the searched ones at their neutral 1,
   // does not have yet: read it with 1 and give it back its fixed value; every candidate is checked with it
   // (check_expert).
-  auto searched = [&](const std::string& path) {
-    return std::any_of(s.keys.begin(), s.keys.end(),
-                       [&](const auto& c) { return c.searched && path == c.key->path; });
-  };
   std::map<std::string, long long> held;
   if (par && root.has("moe") &&
       (searched("parallel.tp") || searched("parallel.cp") || searched("parallel.dp")))

@@ -68,12 +68,17 @@ RecomputeModules read_recompute_modules(const ConfigNode& train, Recompute recom
       e.fail("", "mla_up_proj recomputes MLA's up-projections: it needs model.attention: mla");
     set_module(r, name);
   }
-  if (!r.core_attn && p.cp > 1)
+  check_recompute_modules(r, recompute, p, train);
+  return r;
+}
+
+void check_recompute_modules(const RecomputeModules& r, Recompute recompute, const ParallelConfig& p,
+                             const ConfigNode& train) {
+  if (recompute == Recompute::selective && !r.core_attn && p.cp > 1)
     train.fail(
         "recompute_modules",
         "without core_attn under context parallelism (parallel.cp > 1) is not modelled: podsim's ring "
         "attention reruns the attention core's KV exchange with selective recomputation; add core_attn");
-  return r;
 }
 
 bool recomputes_core_attention(const WorkloadConfig& w) {

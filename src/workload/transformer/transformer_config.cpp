@@ -396,6 +396,7 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
   const auto& p = w.parallel;
   const auto& m = w.model;
   validate_context_parallel(w, par, model, devices);
+  check_recompute_modules(w.training.recompute_modules, w.training.recompute, w.parallel, train);
   validate_mla(w, root);
   validate_moe_overlap(w,
                        root);  // w.moe is read after this on a first read: from `podsim plan` per candidate

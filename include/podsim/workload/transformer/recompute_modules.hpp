@@ -38,6 +38,11 @@ namespace podsim::workload {
 RecomputeModules read_recompute_modules(const ConfigNode& train, Recompute recompute, const ModelConfig& m,
                                         const ParallelConfig& p);
 
+// The check that depends on the parallel layout (core_attn under context parallelism), again for each
+// candidate of a search, where recompute and cp change after the file was read (`train`: the node named).
+void check_recompute_modules(const RecomputeModules& r, Recompute recompute, const ParallelConfig& p,
+                             const ConfigNode& train);
+
 // Whether the recomputation of `w` redoes each module (full recomputation redoes everything; these
 // answer for selective only).
 bool recomputes_core_attention(const WorkloadConfig& w);

@@ -265,6 +265,9 @@ double Estimator::serial_tp(const WorkloadConfig& w, const PassCost& pass) {
 // group only adds flows to the same links.
 double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic& t) {
   const auto& p = w.parallel;
+  auto key = std::make_tuple(p.ep, p.etp, static_cast<int>(w.moe.dispatcher), t.dispatch_bytes, t.etp_bytes,
+                             t.flex_to_each_remote_peer, t.flex_to_each_local_peer);
+  if (auto it = ep_seconds_.find(key); it != ep_seconds_.end()) return it->second;
   using network::CollectiveKind;
   bool a2a = w.moe.dispatcher != workload::MoeDispatcher::allgather;
   std::vector<int> ep_group, etp_group;
@@ -286,8 +289,9 @@ double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic
   add(etp_group, CollectiveKind::all_gather, t.etp_bytes);
   add(etp_group, CollectiveKind::reduce_scatter, t.etp_bytes);
   dispatch(a2a ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter);
-  if (steps.empty()) return 0;
-  return network::idle_plan_time(topo_, {network::serial_merge(steps)});
+  double seconds = steps.empty() ? 0 : network::idle_plan_time(topo_, {network::serial_merge(steps)});
+  ep_seconds_.emplace(key, seconds);
+  return seconds;
 }
 
 // The compute slowdown beside ZeRO-2/3 traffic (megatron_sharding.cpp): a chunk's pass runs

@@ -42,8 +42,13 @@ double step_latency(const Topology& topo, int src, int dst) {
   topology::Route route;
   topo.router().route(topo.device_vertex[src], topo.device_vertex[dst], route);
   double step = 0;
-  for (const auto& hop : route)
+  unsigned looked_up = 0;  // link classes whose step is counted: a route crosses few, in many hops
+  for (const auto& hop : route) {
+    const unsigned bit = 1u << static_cast<unsigned>(topo.links[hop.link].cls);
+    if (looked_up & bit) continue;
+    looked_up |= bit;
     step = std::max(step, topo.fabric_profile.step(to_string(topo.links[hop.link].cls)));
+  }
   return step;
 }
 

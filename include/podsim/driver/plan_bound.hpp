@@ -71,6 +71,9 @@ class Estimator {
   };
   double serial_tp(const workload::WorkloadConfig& w, const workload::PassCost& pass);
   double ep_seconds(const workload::WorkloadConfig& w, const workload::MoeTraffic& t);
+  // ep_seconds by what it depends on (ep, etp, dispatcher, the traffic's bytes): a search meets the same
+  // few many times, and a 64-rank all-to-all's plan routes every pair.
+  std::map<std::tuple<int, int, int, double, double, double, double>, double> ep_seconds_;
   LayerChain moe_chain(const workload::WorkloadConfig& w, const workload::MoeLayerCosts& moe,
                        const ChainCost& cp_fwd, const ChainCost& cp_bwd);
   // ZeRO-2/3 with dp_overlap: the overlap_compute_slowdown of the compute beside the sharding traffic, with

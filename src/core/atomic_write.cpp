@@ -17,6 +17,10 @@ namespace fs = std::filesystem;
 namespace podsim {
 
 void atomic_write(const std::string& path, const std::string& content) {
+  atomic_write(path, [&](std::ostream& out) { out << content; });
+}
+
+void atomic_write(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
   std::error_code ec;
   if (fs::is_directory(path, ec))
@@ -27,7 +31,7 @@ void atomic_write(const std::string& path, const std::string& content) {
     if (!out)
       throw InputError(fmt::format("{}: cannot write the file: {}", printable(path),
                                    errno ? std::strerror(errno) : "cannot create it"));
-    out << content;
+    write(out);
     out.flush();
     if (!out) {
       int err = errno;

@@ -194,13 +194,9 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double 
 // Idle-network time of one expert data-parallel group's collective (expert rank 0 of stage 0, as
 // StepBuilder::expert_groups lays them out: ep x etp ranks apart, stages between with tp-cp-pp-dp).
 double Estimator::expert_dp_seconds(const WorkloadConfig& w, network::CollectiveKind kind, double bytes) {
-  const auto& p = w.parallel;
-  int edp = static_cast<int>(workload::expert_data_parallel(p));
-  if (edp <= 1 || bytes <= 0) return 0;
-  int stride = p.etp * p.ep * (p.rank_order == workload::RankOrder::tp_cp_pp_dp ? p.pp : 1);
-  std::vector<int> group;
-  for (int d = 0; d < edp; ++d) group.push_back(d * stride);
-  return group_seconds(shard_collective(p, kind, group, bytes));
+  const auto layout = workload::rank_layout(w.parallel);
+  if (layout.expert_dp() <= 1 || bytes <= 0) return 0;
+  return group_seconds(shard_collective(w.parallel, kind, layout.expert_dp_group(0, 0, 0), bytes));
 }
 
 double Estimator::tp_seconds(const WorkloadConfig& w, int kind, double bytes) {
@@ -270,9 +266,8 @@ double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic
   if (auto it = ep_seconds_.find(key); it != ep_seconds_.end()) return it->second;
   using network::CollectiveKind;
   bool a2a = w.moe.dispatcher != workload::MoeDispatcher::allgather;
-  std::vector<int> ep_group, etp_group;
-  for (int e = 0; e < p.ep; ++e) ep_group.push_back(e * p.etp);
-  for (int r = 0; r < p.etp; ++r) etp_group.push_back(r);
+  const auto layout = workload::rank_layout(p);  // stage 0's groups stand for all
+  const std::vector<int> ep_group = layout.ep_group(0, 0, 0), etp_group = layout.etp_group(0, 0, 0);
   std::vector<plan::CommPlan> steps;
   auto add = [&](const std::vector<int>& g, CollectiveKind kind, double bytes) {
     if (g.size() > 1 && bytes > 0)

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <sstream>
 
 #include "podsim/core/atomic_write.hpp"
 #include "podsim/core/csv_writer.hpp"
@@ -64,8 +66,12 @@ std::vector<std::string> plan_csv_columns(const Space& space) {
   return c;
 }
 
-std::vector<std::vector<std::string>> plan_csv_rows(const Space& space, const PlanResult& result) {
-  std::vector<std::vector<std::string>> rows;
+namespace {
+
+// plan.csv's rows one at a time (a search may keep a million candidates: their cells all at once took
+// gigabytes), `ranked_only`: the candidates simulated successfully, which come first.
+void for_each_plan_csv_row(const Space& space, const PlanResult& result, bool ranked_only,
+                           const std::function<void(std::vector<std::string>&&)>& visit) {
   std::vector<size_t> distinct_rank(result.rows.size(), 0);  // 0: not the best of its group
   std::vector<size_t> bests = result.group_bests();
   for (size_t i = 0; i < bests.size(); ++i) distinct_rank[bests[i]] = i + 1;
@@ -73,6 +79,7 @@ std::vector<std::vector<std::string>> plan_csv_rows(const Space& space, const Pl
   for (size_t index = 0; index < result.rows.size(); ++index) {
     const PlanRow& r = result.rows[index];
     bool ok = r.simulated && r.sim.ok();
+    if (ranked_only && !ok) break;  // rank_rows put them first
     workload::WorkloadConfig w = resolve(space, r.values);
     std::vector<std::string> row = {ok ? std::to_string(++rank) : ""};
     for (size_t i = 0; i < space.keys.size(); ++i) {
@@ -91,15 +98,22 @@ std::vector<std::vector<std::string>> plan_csv_rows(const Space& space, const Pl
     for (double b : r.sim.breakdown) row.push_back(ok ? seconds(b) : "");
     row.push_back(ok ? seconds(r.sim.bubble) : "");
     row.push_back(distinct_rank[index] ? std::to_string(distinct_rank[index]) : "");
-    rows.push_back(std::move(row));
+    visit(std::move(row));
   }
-  return rows;
+}
+
+}  // namespace
+
+void write_plan_csv(std::ostream& out, const Space& space, const PlanResult& result) {
+  out << csv_record(plan_csv_columns(space));
+  for_each_plan_csv_row(space, result, false,
+                        [&](std::vector<std::string>&& row) { out << csv_record(row); });
 }
 
 std::string plan_csv(const Space& space, const PlanResult& result) {
-  std::string out = csv_record(plan_csv_columns(space));
-  for (const auto& row : plan_csv_rows(space, result)) out += csv_record(row);
-  return out;
+  std::ostringstream out;
+  write_plan_csv(out, space, result);
+  return out.str();
 }
 
 std::string explain_winner(const PlanResult& result) {
@@ -189,9 +203,11 @@ std::vector<std::string> write_plan_files(const std::string& dir, const std::str
                                           const Space& space, const PlanResult& result) {
   std::filesystem::create_directories(dir);
   std::string csv = dir + "/plan.csv", html = dir + "/plan.html";
-  podsim::atomic_write(csv, plan_csv(space, result));
-  report::PlanReport rep{title, plan_csv_columns(space), plan_csv_rows(space, result),
-                         explain_winner(result)};
+  podsim::atomic_write(csv, [&](std::ostream& out) { write_plan_csv(out, space, result); });
+  // The report shows the simulated candidates (their memory and tokens/s are its points).
+  report::PlanReport rep{title, plan_csv_columns(space), {}, explain_winner(result)};
+  for_each_plan_csv_row(space, result, true,
+                        [&](std::vector<std::string>&& row) { rep.rows.push_back(std::move(row)); });
   podsim::atomic_write(html, report::plan_report_html(rep));
   return {csv, html};
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdio>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,8 @@ namespace podsim::driver {
 
 // plan.csv: one row per candidate that fits (simulated ones ranked first); units in the column names.
 std::vector<std::string> plan_csv_columns(const Space& space);
-std::vector<std::vector<std::string>> plan_csv_rows(const Space& space, const PlanResult& result);
-std::string plan_csv(const Space& space, const PlanResult& result);
+void write_plan_csv(std::ostream& out, const Space& space, const PlanResult& result);
+std::string plan_csv(const Space& space, const PlanResult& result);  // what write_plan_csv writes
 
 // The winner against the runner-up: the cost category whose time differs most, and by how much.
 std::string explain_winner(const PlanResult& result);

@@ -7,6 +7,11 @@
 // contiguous. Context-parallel ranks hold
 // the same weights as their data-parallel peers, so gradients are reduced, and a distributed optimizer
 // sharded, over the dp x cp ranks of a (tp_rank, pp_rank): grad_group.
+// Experts (etp x ep, MoE layers) fold a stage's tp x cp x dp ranks again, as Megatron-Core's expert rank
+// generator does: order "tp-ep-dp-pp" (etp fastest, then ep, then the expert data-parallel rank; a stage's
+// ranks contiguous) or, with pp_before_dp, "tp-ep-pp-dp" (stages before replicas; transformer_config.cpp
+// then requires pp == 1 or etp*ep == tp*cp, as Megatron-Core asserts, so an expert group stays inside one
+// stage's tp x cp block of a replica).
 #pragma once
 
 #include <vector>
@@ -16,6 +21,7 @@ namespace podsim::workload {
 struct ParallelLayout {
   int tp = 1, pp = 1, dp = 1, cp = 1;
   bool pp_before_dp = false;
+  int etp = 1, ep = 1;  // expert tensor and expert parallelism (1, 1 without experts)
 
   int device(int tp_rank, int cp_rank, int dp_rank, int pp_rank) const {
     return tp_rank + tp * (cp_rank + cp * (pp_before_dp ? pp_rank + pp * dp_rank : dp_rank + dp * pp_rank));
@@ -28,6 +34,15 @@ struct ParallelLayout {
   // Every rank holding the same weight shard: all dp x cp ranks of (tp_rank, pp_rank), cp fastest.
   std::vector<int> grad_group(int tp_rank, int pp_rank) const;
   int devices() const { return tp * cp * pp * dp; }
+
+  // Expert data-parallel ranks of a stage: its tp x cp x dp ranks folded by etp x ep.
+  int expert_dp() const { return tp * cp * dp / (etp * ep); }
+  int expert_device(int pp_rank, int etp_rank, int ep_rank, int edp_rank) const;
+  // Of stage pp_rank: the expert-parallel group of an (etp, expert data-parallel) rank, the expert tensor-
+  // parallel group of an (ep, edp) rank, and the expert data-parallel group of an (etp, ep) rank.
+  std::vector<int> ep_group(int pp_rank, int etp_rank, int edp_rank) const;
+  std::vector<int> etp_group(int pp_rank, int ep_rank, int edp_rank) const;
+  std::vector<int> expert_dp_group(int pp_rank, int etp_rank, int ep_rank) const;
 };
 
 }  // namespace podsim::workload

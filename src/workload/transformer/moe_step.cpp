@@ -44,27 +44,16 @@ long long StepBuilder::moe_layers_in_chunk(int stage, int chunk) const {
 
 std::vector<std::vector<int>> StepBuilder::expert_groups(int s, int which) const {
   const auto& p = w_.parallel;
-  int edp = static_cast<int>(expert_data_parallel(p));
-  // Megatron-Core's expert rank generator: order "tp-ep-dp-pp" (etp fastest, then ep, then expert data
-  // parallel, the stage's tp*cp*dp ranks contiguous) or, with --use-tp-pp-dp-mapping, "tp-ep-pp-dp":
-  // stages before replicas. Under that order transformer_config.cpp requires pp == 1 or etp*ep == tp*cp,
-  // as Megatron-Core asserts, so an expert group stays inside one stage's tp x cp block of a replica.
-  auto rank = [&](int t, int e, int d) {
-    int block = t + p.etp * e;
-    if (layout_.pp_before_dp) return block + p.etp * p.ep * (s + layout_.pp * d);
-    return layout_.device(0, 0, 0, s) + block + p.etp * p.ep * d;
-  };
+  const int edp = layout_.expert_dp();
   std::vector<std::vector<int>> out;
   int outer = which == 0 ? p.etp * edp : which == 1 ? p.ep * edp : p.etp * p.ep;
   for (int o = 0; o < outer; ++o) {
-    std::vector<int> g;
     if (which == 0)  // EP group of (etp rank, edp rank)
-      for (int e = 0; e < p.ep; ++e) g.push_back(rank(o % p.etp, e, o / p.etp));
+      out.push_back(layout_.ep_group(s, o % p.etp, o / p.etp));
     else if (which == 1)  // ETP group of (ep rank, edp rank)
-      for (int t = 0; t < p.etp; ++t) g.push_back(rank(t, o % p.ep, o / p.ep));
+      out.push_back(layout_.etp_group(s, o % p.ep, o / p.ep));
     else  // expert data-parallel group of (etp rank, ep rank)
-      for (int d = 0; d < edp; ++d) g.push_back(rank(o % p.etp, o / p.etp, d));
-    out.push_back(std::move(g));
+      out.push_back(layout_.expert_dp_group(s, o % p.etp, o / p.etp));
   }
   return out;
 }

@@ -141,8 +141,13 @@ const char* to_string(RankOrder o) {
 }
 
 ParallelLayout rank_layout(const ParallelConfig& p) {
-  return {
-      .tp = p.tp, .pp = p.pp, .dp = p.dp, .cp = p.cp, .pp_before_dp = p.rank_order == RankOrder::tp_cp_pp_dp};
+  return {.tp = p.tp,
+          .pp = p.pp,
+          .dp = p.dp,
+          .cp = p.cp,
+          .pp_before_dp = p.rank_order == RankOrder::tp_cp_pp_dp,
+          .etp = p.etp,
+          .ep = p.ep};
 }
 
 bool rank_order_splits_expert_groups(const WorkloadConfig& w) {

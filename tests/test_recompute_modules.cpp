@@ -176,3 +176,30 @@ TEST(RecomputeModules, BadInputIsAClearError) {
   o.modules = "[core_attn, mlp]";
   EXPECT_EQ(err(o), "");
 }
+
+// --set training.recompute=full (or none) on a file whose selective recomputation names modules: the list
+// goes unused with a warning, as Megatron-LM ignores --recompute-modules without selective granularity; a
+// file that states both, or a --set of the list itself, stays an error.
+TEST(RecomputeModules, ASetRecomputeLeavesTheFilesListUnused) {
+  std::string text = std::string("name: t\nkind: transformer_lm\nmodel:\n") + kMha +
+                     "parallel:\n  tp: 2\n  pp: 1\n  dp: 1\n  sequence_parallel: true\n"
+                     "training:\n  global_batch: 8\n  attention: flash\n  recompute: selective\n"
+                     "  recompute_modules: [mlp]\n";
+  for (const char* mode : {"full", "none"}) {
+    auto root = ConfigNode::load_string(text, "w.yaml");
+    root.apply_override("training.recompute", mode,
+                        fmt::format("--set workload.training.recompute={}", mode));
+    ::testing::internal::CaptureStderr();
+    WorkloadConfig w = read_transformer_workload(root, 64, 8);
+    std::string warned = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(to_string(w.training.recompute), std::string(mode));
+    EXPECT_NE(warned.find("w.yaml:"), std::string::npos) << warned;
+    EXPECT_NE(warned.find("unused"), std::string::npos) << warned;
+  }
+  auto root = ConfigNode::load_string(text, "w.yaml");
+  root.apply_override("training.recompute", "full", "--set workload.training.recompute=full");
+  root.apply_override("training.recompute_modules", "[core_attn]",
+                      "--set workload.training.recompute_modules=[core_attn]");
+  std::string e = error_of([&] { read_transformer_workload(root, 64, 8); });
+  EXPECT_NE(e.find("needs training.recompute: selective"), std::string::npos) << e;
+}

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,18 @@ RecomputeModules read_recompute_modules(const ConfigNode& train, Recompute recom
                                         const ParallelConfig& p) {
   RecomputeModules r;
   if (!train.has("recompute_modules")) return r;
+  auto set_by_flag = [&](const char* key) { return train.where(key).rfind("--set", 0) == 0; };
+  if (recompute != Recompute::selective && set_by_flag("recompute") && !set_by_flag("recompute_modules")) {
+    // --set training.recompute=full on a file that recomputes selected modules: the list says what its
+    // selective recomputed, and Megatron-LM reads --recompute-modules only with --recompute-granularity
+    // selective, so it goes unused rather than refusing a run the flag cannot otherwise express.
+    std::cerr << fmt::format(
+        "warning: {}: unused: {} recomputes no modules by name (the list applies to "
+        "recompute: selective)\n",
+        train.where("recompute_modules"), train.where("recompute"));
+    train.at("recompute_modules");  // read, and unused
+    return r;
+  }
   if (recompute != Recompute::selective)
     train.fail(
         "recompute_modules",

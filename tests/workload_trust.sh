@@ -23,6 +23,9 @@ check "1f1b: MFU <= HFU < 100%" physical "$tmp/1f1b"
 expect_error "virtual_stages 4 with 1f1b" "parallel.virtual_stages.*only the interleaved schedule.*virtual_stages: 1 or auto" \
   run -t topologies/dgx-a100-superpod.yaml -w workloads/gpt3-175b.yaml --set workload.parallel.schedule=gpipe \
   --set workload.parallel.virtual_stages=4
+expect_error "pp 1 with the file's interleaved schedule" \
+  "parallel.schedule: the interleaved schedule needs pp > 1 .*--set workload.parallel.pp=1.*schedule=1f1b" \
+  run -t topologies/dgx-h100-superpod.yaml -w workloads/llama3-70b.yaml --set workload.parallel.pp=1
 
 # 2. GShard with a capacity that drops most tokens (was MFU 183.8%, HFU 34.9%).
 $PODSIM run -t topologies/tpu-v3-pod.yaml -w workloads/gshard-moe.yaml --set "topology.dims=[8,8]" \

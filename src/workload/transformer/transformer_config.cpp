@@ -442,7 +442,12 @@ void validate_transformer_workload(const WorkloadConfig& w, const ConfigNode& ro
                          "schedule: interleaved",
                          v, to_string(p.schedule)));
   if (p.schedule == Schedule::interleaved && p.pp == 1)
-    par.fail("schedule", "the interleaved schedule needs pp > 1");
+    par.fail(
+        "schedule",
+        fmt::format("the interleaved schedule needs pp > 1 (pp is 1: {}); without a pipeline set schedule: "
+                    "1f1b and virtual_stages: 1 (--set workload.parallel.schedule=1f1b --set "
+                    "workload.parallel.virtual_stages=1), or keep pp > 1",
+                    par.where("pp")));
   check_pipeline_split(w, v, par);
   if (w.training.global_batch % p.dp)
     train.fail("global_batch",

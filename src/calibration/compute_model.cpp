@@ -11,13 +11,24 @@ double GemmEstimate::tflops() const {
   return seconds > 0 ? flops / seconds / 1e12 : 0;
 }
 
+namespace {
+
+std::shared_ptr<const DeviceProfile> with_default_tiles(DeviceProfile profile) {
+  if (profile.gemm.tiles.empty()) profile.gemm.tiles = {{256, 128}, {128, 128}, {64, 64}};
+  return std::make_shared<const DeviceProfile>(std::move(profile));
+}
+
+}  // namespace
+
 ComputeModel::ComputeModel(DeviceProfile profile, DeviceRates rates)
-    : profile_(std::move(profile)), rates_(rates) {
+    : ComputeModel(with_default_tiles(std::move(profile)), std::move(rates)) {}
+
+ComputeModel::ComputeModel(std::shared_ptr<const DeviceProfile> profile, DeviceRates rates)
+    : profile_(std::move(profile)), rates_(std::move(rates)) {
   if (rates_.sm_count <= 0 || rates_.peak_flops <= 0 || rates_.hbm_bandwidth <= 0)
     throw std::invalid_argument("ComputeModel needs positive peak, bandwidth and SM count");
-  if (profile_.gemm.tiles.empty()) profile_.gemm.tiles = {{256, 128}, {128, 128}, {64, 64}};
-  per_sm_flops_ = rates_.peak_flops * profile_.clock_sustain_factor / rates_.sm_count;
-  mainloop_ = profile_.gemm.mainloop_efficiency * profile_.gemm.format_scale(rates_.format);
+  per_sm_flops_ = rates_.peak_flops * profile_->clock_sustain_factor / rates_.sm_count;
+  mainloop_ = profile_->gemm.mainloop_efficiency * profile_->gemm.format_scale(rates_.format);
 }
 
 ComputeModel ComputeModel::sixteen_bit() const {
@@ -44,12 +55,12 @@ ComputeModel ComputeModel::with_split_accumulator() const {
   if (split_accumulator_) return *this;
   ComputeModel m = *this;
   m.split_accumulator_ = true;
-  m.mainloop_ *= profile_.gemm.split_accumulator_scale(rates_.format);
+  m.mainloop_ *= profile_->gemm.split_accumulator_scale(rates_.format);
   return m;
 }
 
 double ComputeModel::gemm_time(const GemmShape& s, const GemmTile& tile, int split, double* waves_out) const {
-  const auto& g = profile_.gemm;
+  const auto& g = profile_->gemm;
   double tiles = std::ceil(s.m / tile.m) * std::ceil(s.n / tile.n) * split * s.batch;
   double waves = std::ceil(tiles / rates_.sm_count);
   double k_per_tile = std::ceil(s.k / split);
@@ -62,7 +73,7 @@ double ComputeModel::gemm_time(const GemmShape& s, const GemmTile& tile, int spl
   double wave = 2.0 * tile.m * tile.n * k_per_tile / (per_sm_flops_ * mainloop_ * feed) + g.wave_overhead_s;
   double t = waves * wave;
   if (split > 1)  // partial sums in fp32, written and read back by a reduction kernel
-    t += s.m * s.n * s.batch * split * 4.0 * 2 / achieved_memory_bandwidth() + profile_.kernel_overhead_s;
+    t += s.m * s.n * s.batch * split * 4.0 * 2 / achieved_memory_bandwidth() + profile_->kernel_overhead_s;
   if (waves_out) *waves_out = waves;
   return t;
 }
@@ -72,9 +83,9 @@ GemmEstimate ComputeModel::gemm(const GemmShape& s) const {
   best.flops = 2.0 * s.m * s.n * s.k * s.batch;
   if (best.flops <= 0) return best;
   best.seconds = std::numeric_limits<double>::infinity();
-  for (const auto& tile : profile_.gemm.tiles) {
+  for (const auto& tile : profile_->gemm.tiles) {
     double tiles_mn = std::ceil(s.m / tile.m) * std::ceil(s.n / tile.n) * s.batch;
-    for (int split = 1; split <= profile_.gemm.max_split_k; split *= 2) {
+    for (int split = 1; split <= profile_->gemm.max_split_k; split *= 2) {
       if (split > 1 && (tiles_mn * split > 2.0 * rates_.sm_count || s.k / split < 256)) break;
       double waves = 0;
       double t = gemm_time(s, tile, split, &waves);
@@ -95,13 +106,13 @@ GemmEstimate ComputeModel::gemm(const GemmShape& s) const {
     best.seconds = memory_time;
     best.memory_bound = true;
   }
-  best.seconds += profile_.kernel_overhead_s;
+  best.seconds += profile_->kernel_overhead_s;
   return best;
 }
 
 double ComputeModel::memory_op(double bytes) const {
   if (bytes <= 0) return 0;
-  return bytes / achieved_memory_bandwidth() + profile_.kernel_overhead_s;
+  return bytes / achieved_memory_bandwidth() + profile_->kernel_overhead_s;
 }
 
 namespace {
@@ -137,20 +148,20 @@ double qkvo_bytes(const AttentionShape& a) {
 
 AttentionEstimate ComputeModel::fused_attention(const AttentionShape& a, double flops, double bytes,
                                                 double eff) const {
-  if (!profile_.attention.available)
+  if (!profile_->attention.available)
     throw std::invalid_argument("the device profile has no attention section (fused attention kernel)");
   double peak = rates_.attention_peak_flops > 0 ? rates_.attention_peak_flops : rates_.peak_flops;
   AttentionEstimate e;
   e.flops = flops;
   e.bytes = bytes;
   if (flops <= 0) return e;
-  double compute = flops / (peak * profile_.clock_sustain_factor * eff);
-  e.seconds = std::max(compute, bytes / achieved_memory_bandwidth()) + profile_.kernel_overhead_s;
+  double compute = flops / (peak * profile_->clock_sustain_factor * eff);
+  e.seconds = std::max(compute, bytes / achieved_memory_bandwidth()) + profile_->kernel_overhead_s;
   return e;
 }
 
 double ComputeModel::attention_shape_scale(const AttentionShape& a, bool forward) const {
-  const auto& at = profile_.attention;
+  const auto& at = profile_->attention;
   double scale = at.head_dim_scale(forward, a.head_dim);
   if (a.causal) scale *= at.causal_efficiency;
   double overhead = forward ? at.forward_block_overhead : at.backward_block_overhead;
@@ -167,7 +178,7 @@ AttentionEstimate ComputeModel::fused_attention_forward(const AttentionShape& a)
   double o_bytes = a.batch_heads * a.q_len * a.head_dim * a.element_bytes;
   double lse_bytes = a.batch_heads * a.q_len * 4;  // fp32 logsumexp per query row
   return fused_attention(a, flops, qkvo_bytes(a) + o_bytes + lse_bytes,
-                         profile_.attention.forward_efficiency * attention_shape_scale(a, true));
+                         profile_->attention.forward_efficiency * attention_shape_scale(a, true));
 }
 
 AttentionEstimate ComputeModel::fused_attention_backward(const AttentionShape& a) const {
@@ -177,7 +188,7 @@ AttentionEstimate ComputeModel::fused_attention_backward(const AttentionShape& a
   // reads Q, K, V, O, dO, logsumexp (+ the fp32 row sums D = rowsum(dO * O)); writes dQ, dK, dV
   double bytes = qkvo_bytes(a) + 2 * o_bytes + 2 * lse_bytes + qkvo_bytes(a);
   return fused_attention(a, flops, bytes,
-                         profile_.attention.backward_efficiency * attention_shape_scale(a, false));
+                         profile_->attention.backward_efficiency * attention_shape_scale(a, false));
 }
 
 double fit_mainloop_efficiency(const DeviceProfile& profile, const DeviceRates& rates, const GemmShape& shape,

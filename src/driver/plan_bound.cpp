@@ -111,6 +111,8 @@ double Estimator::group_seconds(const network::Collective& c) {
 double Estimator::dp_link_seconds(const WorkloadConfig& w, double gather_bytes, double scatter_bytes) {
   std::vector<int> group = first_shard_group(w.parallel);
   if (group.size() <= 1) return 0;
+  auto key = std::make_tuple(group, w.parallel.dp_algorithm, gather_bytes, scatter_bytes);
+  if (auto it = dp_link_seconds_.find(key); it != dp_link_seconds_.end()) return it->second;
   plan::CommPhase all;
   for (auto [kind, bytes] : {std::pair{network::CollectiveKind::all_gather, gather_bytes},
                              std::pair{network::CollectiveKind::reduce_scatter, scatter_bytes}}) {
@@ -119,7 +121,9 @@ double Estimator::dp_link_seconds(const WorkloadConfig& w, double gather_bytes, 
          network::plan_collective(topo_, shard_collective(w.parallel, kind, group, bytes)))
       all.flows.insert(all.flows.end(), phase.flows.begin(), phase.flows.end());
   }
-  return network::idle_phase_cost(topo_, all).transfer;
+  double seconds = network::idle_phase_cost(topo_, all).transfer;
+  dp_link_seconds_.emplace(std::move(key), seconds);
+  return seconds;
 }
 
 // Data-parallel time no schedule hides (megatron_gradients.cpp, megatron_sharding.cpp), beyond the

@@ -10,6 +10,7 @@
 // Memory-bound kernels (layer norm, softmax, dropout, GeLU, optimizer): bytes / achieved HBM bandwidth.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "podsim/calibration/device_profile.hpp"
@@ -75,9 +76,9 @@ class ComputeModel {
   // dK = dS^T Q: 5 matmuls against the forward's 2 (2.5x its FLOPs); reads Q, K, V, O, dO, logsumexp,
   // writes dQ, dK, dV.
   AttentionEstimate fused_attention_backward(const AttentionShape& a) const;
-  double kernel_overhead() const { return profile_.kernel_overhead_s; }
-  double achieved_memory_bandwidth() const { return rates_.hbm_bandwidth * profile_.memory_efficiency; }
-  const DeviceProfile& profile() const { return profile_; }
+  double kernel_overhead() const { return profile_->kernel_overhead_s; }
+  double achieved_memory_bandwidth() const { return rates_.hbm_bandwidth * profile_->memory_efficiency; }
+  const DeviceProfile& profile() const { return *profile_; }
   // The same device running 16-bit GEMMs (attention_peak_flops, 2-byte operands): for the kernels that
   // stay in bf16 under an fp8 GEMM format (the unfused attention core). Itself when already 16-bit or wider.
   ComputeModel sixteen_bit() const;
@@ -94,8 +95,11 @@ class ComputeModel {
   const DeviceRates& rates() const { return rates_; }
 
  private:
+  ComputeModel(std::shared_ptr<const DeviceProfile> profile, DeviceRates rates);
   double gemm_time(const GemmShape& s, const GemmTile& tile, int split, double* waves_out) const;
-  DeviceProfile profile_;
+  // Shared by the variants (sixteen_bit, without_sms, ...): a plan search derives them for every GEMM of
+  // every candidate, and copying the profile's tables each time was a quarter of its bound.
+  std::shared_ptr<const DeviceProfile> profile_;
   DeviceRates rates_;
   AttentionEstimate fused_attention(const AttentionShape& a, double flops, double bytes, double eff) const;
   // The profile's shape terms for this call (FusedAttentionParams): causal, head width, and the loop each

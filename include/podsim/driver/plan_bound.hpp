@@ -17,6 +17,7 @@
 
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -54,6 +55,7 @@ class Estimator {
   // The bytes-bound time of a step's all-gathers and reduce-scatters in one shard group, whichever order
   // and overlap they run in: the busiest link's load over its bandwidth.
   double dp_link_seconds(const workload::WorkloadConfig& w, double gather_bytes, double scatter_bytes);
+  std::map<std::tuple<std::vector<int>, std::string, double, double>, double> dp_link_seconds_;
   double expert_dp_seconds(const workload::WorkloadConfig& w, network::CollectiveKind kind, double bytes);
   // (exposed after or before the compute chain, total on the ZeRO-3 gather stream), seconds.
   std::pair<double, double> dp_exposed(const workload::WorkloadConfig& w, double passes);

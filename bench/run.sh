@@ -25,6 +25,21 @@ measure "GPT-3 175B, 1024 A100, v=4" -t $A100 -w $GPT3 --set workload.parallel.v
 # shellcheck disable=SC2086
 measure "Megatron 1T, 3072 A100 (Table 1)" -t $A100 -w $GPT3 $ONE_T
 measure "GPT-3 175B, 1024 A100, auto (5 runs)" -t $A100 -w $GPT3
+# Expert all-to-alls across two NVL72 domains: 28,000 phases contend in SimGrid (8.4 s before session 44).
+measure "DeepSeek-V3, 512 GB200 (NVL72)" -t topologies/dgx-gb200-superpod.yaml -w workloads/deepseek-v3.yaml
+echo
+echo "one core, 'podsim plan' (the bound over every combination, then the simulations it cannot rule out):"
+plan_measure() {  # plan_measure NAME ARGS...
+  local name=$1; shift
+  local log; log=$(mktemp)
+  /usr/bin/time -f '%e %M' -o "$log" taskset -c 0 build/podsim plan "$@" -j 1 -q --out "$(mktemp -d)" > /dev/null
+  read -r wall rss < "$log"
+  rm -f "$log"
+  awk -v n="$name" -v w="$wall" -v r="$rss" 'BEGIN { printf "%-34s %7.2f s  %7.0f MiB\n", n, w, r / 1024 }'
+}
+plan_measure "DeepSeek-V3 search, 1024 H100" -t topologies/dgx-h100-superpod.yaml -w workloads/deepseek-v3.yaml \
+  --set topology.nodes=128 --set 'workload.parallel.tp=[1,2]' --set 'workload.parallel.ep=[8,16,32,64]' \
+  --set 'workload.training.recompute=[selective,full]' --top 5
 echo
 taskset -c 0 build/bench/podsim_bench --benchmark_counters_tabular=true
 echo

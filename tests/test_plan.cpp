@@ -184,12 +184,12 @@ TEST(Plan, BranchAndBoundFindsTheExhaustiveBest) {
   EXPECT_LT(a.simulated, b.simulated);  // the bound saved simulations
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(a.rows[i].values, b.rows[i].values) << i;
-    EXPECT_DOUBLE_EQ(a.rows[i].sim.step_time, b.rows[i].sim.step_time);
+    EXPECT_DOUBLE_EQ(a.rows[i].sim().step_time, b.rows[i].sim().step_time);
   }
   // The bound is a bound: no simulated step beats it.
   for (const auto& r : b.rows)
-    if (r.sim.ok()) {
-      EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+    if (r.sim().ok()) {
+      EXPECT_LE(r.estimate.lower_bound, r.sim().step_time) << driver::candidate_label(s, r.values);
     }
   std::string csv = driver::plan_csv(s, a);
   EXPECT_NE(csv.find("rank,tp,cp,pp"), std::string::npos);
@@ -208,11 +208,11 @@ TEST(Plan, DistinctGroupsAreTheExhaustiveBestOfEachGroup) {
     // The exhaustive answer: each group's best step, groups by it.
     std::map<std::vector<long long>, double> best;
     for (const auto& r : every.rows) {
-      if (!r.sim.ok()) continue;
+      if (!r.sim().ok()) continue;
       std::vector<long long> g;
       for (size_t k : keys) g.push_back(r.values[k]);
-      auto [it, fresh] = best.try_emplace(g, r.sim.step_time);
-      if (!fresh) it->second = std::min(it->second, r.sim.step_time);
+      auto [it, fresh] = best.try_emplace(g, r.sim().step_time);
+      if (!fresh) it->second = std::min(it->second, r.sim().step_time);
     }
     std::vector<double> expected;
     for (const auto& [g, t] : best) expected.push_back(t);
@@ -223,7 +223,7 @@ TEST(Plan, DistinctGroupsAreTheExhaustiveBestOfEachGroup) {
     auto r = driver::run_plan(topo, s, grouped);
     std::vector<size_t> bests = r.group_bests();
     ASSERT_GE(bests.size(), 2u);
-    for (size_t i = 0; i < 2; ++i) EXPECT_DOUBLE_EQ(r.rows[bests[i]].sim.step_time, expected[i]) << i;
+    for (size_t i = 0; i < 2; ++i) EXPECT_DOUBLE_EQ(r.rows[bests[i]].sim().step_time, expected[i]) << i;
     EXPECT_LT(r.simulated, every.simulated);  // still a branch and bound
     std::string csv = driver::plan_csv(s, r);
     EXPECT_NE(csv.find(",distinct_rank\n"), std::string::npos);
@@ -321,8 +321,8 @@ TEST(Plan, MoeSearchesExpertParallelismAndTheBoundHolds) {
     auto w = driver::resolve(s, r.values);
     eps.insert(w.parallel.ep);
     EXPECT_EQ(w.moe.experts % w.parallel.ep, 0);
-    if (r.sim.ok()) {
-      EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+    if (r.sim().ok()) {
+      EXPECT_LE(r.estimate.lower_bound, r.sim().step_time) << driver::candidate_label(s, r.values);
     }
   }
   EXPECT_GE(eps.size(), 3u);  // 1, 2, 4, 8 experts per group
@@ -360,7 +360,7 @@ TEST(Plan, ShardingBoundCountsTheSlowdownBesideItsTraffic) {
   for (const auto& row : r.rows) {
     auto w = driver::resolve(s, row.values);
     compute[{w.parallel.zero, w.parallel.dp_overlap}] = row.estimate.compute;
-    EXPECT_LE(row.estimate.lower_bound, row.sim.step_time) << driver::candidate_label(s, row.values);
+    EXPECT_LE(row.estimate.lower_bound, row.sim().step_time) << driver::candidate_label(s, row.values);
   }
   for (int zero : {2, 3}) {
     double overlapped = compute[std::pair{zero, true}], serial = compute[std::pair{zero, false}];
@@ -393,11 +393,11 @@ TEST(Plan, MoeShardingBoundCountsDenseAndExpertTraffic) {
   int zero3 = 0;
   double worst = 1;
   for (const auto& r : b.rows) {
-    if (!r.sim.ok()) continue;
-    EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+    if (!r.sim().ok()) continue;
+    EXPECT_LE(r.estimate.lower_bound, r.sim().step_time) << driver::candidate_label(s, r.values);
     if (driver::resolve(s, r.values).parallel.zero == 3) {
       ++zero3;
-      worst = std::min(worst, r.estimate.lower_bound / r.sim.step_time);
+      worst = std::min(worst, r.estimate.lower_bound / r.sim().step_time);
     }
   }
   EXPECT_GE(zero3, 4);
@@ -435,10 +435,10 @@ TEST(Plan, MoeBoundCountsDispatchHostAndSharedExperts) {
     auto b = driver::run_plan(topo, s, all);
     int ran = 0, across = 0;
     for (const auto& r : b.rows) {
-      if (!r.sim.ok()) continue;
+      if (!r.sim().ok()) continue;
       ++ran;
       auto w = driver::resolve(s, r.values);
-      EXPECT_LE(r.estimate.lower_bound, r.sim.step_time)
+      EXPECT_LE(r.estimate.lower_bound, r.sim().step_time)
           << overlap << " " << driver::candidate_label(s, r.values);
       if (w.parallel.ep == 16 && r.estimate.ep_comm > 0) ++across;
     }
@@ -472,7 +472,7 @@ TEST(Plan, PipelineLayoutsGiveTheSplitsSearched) {
   std::set<std::pair<int, int>> splits;
   for (const auto& r : b.rows) {
     auto w = driver::resolve(s, r.values);
-    if (r.sim.ok()) splits.insert({w.parallel.pp, w.parallel.virtual_stages});
+    if (r.sim().ok()) splits.insert({w.parallel.pp, w.parallel.virtual_stages});
   }
   EXPECT_EQ(splits, (std::set<std::pair<int, int>>{{1, 1}, {2, 2}, {2, 4}, {4, 1}, {4, 2}, {8, 1}}))
       << b.simulated;
@@ -500,9 +500,9 @@ TEST(Plan, ContextParallelRingCountsInTheBoundAndTheBoundHolds) {
   std::map<int, double> exposed;  // cp -> the most any candidate's bound counts
   for (const auto& r : b.rows) {
     auto w = driver::resolve(s, r.values);
-    if (!r.sim.ok()) continue;
+    if (!r.sim().ok()) continue;
     exposed[w.parallel.cp] = std::max(exposed[w.parallel.cp], r.estimate.cp_comm);
-    EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+    EXPECT_LE(r.estimate.lower_bound, r.sim().step_time) << driver::candidate_label(s, r.values);
   }
   ASSERT_EQ(exposed.size(), 3u);
   EXPECT_EQ(exposed[1], 0);
@@ -536,9 +536,9 @@ TEST(Plan, ManySmallRingStepsStayAboveTheBound) {
   auto b = driver::run_plan(topo, s, all);
   ASSERT_EQ(b.ranked(), 8);
   for (const auto& r : b.rows)
-    if (r.sim.ok()) {
+    if (r.sim().ok()) {
       EXPECT_GT(r.estimate.cp_comm, 0) << driver::candidate_label(s, r.values);
-      EXPECT_LE(r.estimate.lower_bound, r.sim.step_time) << driver::candidate_label(s, r.values);
+      EXPECT_LE(r.estimate.lower_bound, r.sim().step_time) << driver::candidate_label(s, r.values);
     }
 }
 
@@ -571,7 +571,7 @@ TEST(Plan, Zero3BoundCountsGathersBesideEmbeddingOnlyChunks) {
   ASSERT_EQ(r.ranked(), 2);
   for (const auto& row : r.rows) {
     EXPECT_GT(row.estimate.dp_comm, 0);
-    EXPECT_LE(row.estimate.lower_bound, row.sim.step_time);
+    EXPECT_LE(row.estimate.lower_bound, row.sim().step_time);
   }
 }
 
@@ -608,8 +608,8 @@ TEST(Plan, ContextParallelAlgorithmIsSearchedAndTheBoundHolds) {
     std::map<std::pair<int, workload::CpAlgorithm>, double> gathered;  // (cp, algorithm) -> cp bound
     for (const auto& row : r.rows) {
       auto w = driver::resolve(s, row.values);
-      if (!row.sim.ok()) continue;
-      EXPECT_LE(row.estimate.lower_bound, row.sim.step_time) << driver::candidate_label(s, row.values);
+      if (!row.sim().ok()) continue;
+      EXPECT_LE(row.estimate.lower_bound, row.sim().step_time) << driver::candidate_label(s, row.values);
       gathered[{w.parallel.cp, w.parallel.cp_algorithm}] = row.estimate.cp_comm;
     }
     return gathered;
@@ -708,10 +708,10 @@ TEST(Plan, WinnerCarriesItsNvlinkDomainHint) {
   auto space = driver::read_space(root, file, racks, false, {});
   auto r = driver::run_plan(racks, space, {.top = 1, .jobs = 1, .exhaustive = false, .progress = {}});
   ASSERT_EQ(r.ranked(), 1);
-  ASSERT_EQ(r.rows[0].sim.hints.size(), 1u);
-  EXPECT_NE(r.rows[0].sim.hints[0].find("expert-parallel groups of 64 ranks span two NVLink domains"),
+  ASSERT_EQ(r.rows[0].sim().hints.size(), 1u);
+  EXPECT_NE(r.rows[0].sim().hints[0].find("expert-parallel groups of 64 ranks span two NVLink domains"),
             std::string::npos)
-      << r.rows[0].sim.hints[0];
+      << r.rows[0].sim().hints[0];
   std::string printed = printed_plan(space, r, 1);
   EXPECT_NE(printed.find("hint: 1 of the 2 expert-parallel groups"), std::string::npos) << printed;
   EXPECT_NE(printed.find("devices_used=64"), std::string::npos) << printed;

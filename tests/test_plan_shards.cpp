@@ -63,7 +63,7 @@ TEST(PlanShards, MergedShardsRankWhatOneSearchRanks) {
   EXPECT_GE(simulated, whole.result.simulated);  // shards bound more loosely, never less
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(merged.result.rows[i].values, whole.result.rows[i].values) << i;
-    EXPECT_DOUBLE_EQ(merged.result.rows[i].sim.step_time, whole.result.rows[i].sim.step_time) << i;
+    EXPECT_DOUBLE_EQ(merged.result.rows[i].sim().step_time, whole.result.rows[i].sim().step_time) << i;
   }
   EXPECT_TRUE(fs::exists(dir + "/plan.csv"));
   EXPECT_TRUE(fs::exists(dir + "/plan.html"));
@@ -91,7 +91,8 @@ TEST(PlanShards, MergedShardsRankTheDistinctGroupsOneSearchRanks) {
   ASSERT_GE(got.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(merged.result.rows[got[i]].values, whole.result.rows[expected[i]].values) << i;
-    EXPECT_DOUBLE_EQ(merged.result.rows[got[i]].sim.step_time, whole.result.rows[expected[i]].sim.step_time);
+    EXPECT_DOUBLE_EQ(merged.result.rows[got[i]].sim().step_time,
+                     whole.result.rows[expected[i]].sim().step_time);
   }
   fs::remove_all(dir);
 }

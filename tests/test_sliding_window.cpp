@@ -183,9 +183,9 @@ TEST(SlidingWindow, PlanBoundStaysBelowTheStep) {
   auto r = driver::run_plan(topo, s, all);
   int simulated = 0;
   for (const auto& row : r.rows) {
-    if (!row.sim.ok()) continue;
+    if (!row.sim().ok()) continue;
     ++simulated;
-    EXPECT_LE(row.estimate.lower_bound, row.sim.step_time) << driver::candidate_label(s, row.values);
+    EXPECT_LE(row.estimate.lower_bound, row.sim().step_time) << driver::candidate_label(s, row.values);
   }
   EXPECT_GT(simulated, 2);
 }

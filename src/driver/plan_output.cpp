@@ -78,7 +78,7 @@ void for_each_plan_csv_row(const Space& space, const PlanResult& result, bool ra
   int rank = 0;
   for (size_t index = 0; index < result.rows.size(); ++index) {
     const PlanRow& r = result.rows[index];
-    bool ok = r.simulated && r.sim.ok();
+    bool ok = r.simulated && r.sim().ok();
     if (ranked_only && !ok) break;  // rank_rows put them first
     workload::WorkloadConfig w = resolve(space, r.values);
     std::vector<std::string> row = {ok ? std::to_string(++rank) : ""};
@@ -88,15 +88,15 @@ void for_each_plan_csv_row(const Space& space, const PlanResult& result, bool ra
       row.push_back(space.keys[i].searched ? k.label(r.values[i]) : "(as written)");
     }
     row.push_back(w.parallel.pp == 1 ? "none" : workload::to_string(w.parallel.schedule));
-    row.push_back(r.simulated ? r.sim.status : "not simulated (bound)");
+    row.push_back(r.simulated ? r.sim().status : "not simulated (bound)");
     row.push_back(seconds(r.estimate.lower_bound));
-    row.push_back(ok ? seconds(r.sim.step_time) : "");
-    row.push_back(ok ? fmt::format("{:.6g}", r.sim.tokens_per_s) : "");
-    row.push_back(ok ? fmt::format("{:.4g}", 100 * r.sim.mfu) : "");
-    row.push_back(fmt::format("{:.4g}", (ok ? r.sim.memory : r.estimate.memory_bytes) / GiB));
-    row.push_back(ok ? bound_by(r.sim) : "");
-    for (double b : r.sim.breakdown) row.push_back(ok ? seconds(b) : "");
-    row.push_back(ok ? seconds(r.sim.bubble) : "");
+    row.push_back(ok ? seconds(r.sim().step_time) : "");
+    row.push_back(ok ? fmt::format("{:.6g}", r.sim().tokens_per_s) : "");
+    row.push_back(ok ? fmt::format("{:.4g}", 100 * r.sim().mfu) : "");
+    row.push_back(fmt::format("{:.4g}", (ok ? r.sim().memory : r.estimate.memory_bytes) / GiB));
+    row.push_back(ok ? bound_by(r.sim()) : "");
+    for (double b : r.sim().breakdown) row.push_back(ok ? seconds(b) : "");
+    row.push_back(ok ? seconds(r.sim().bubble) : "");
     row.push_back(distinct_rank[index] ? std::to_string(distinct_rank[index]) : "");
     visit(std::move(row));
   }
@@ -123,7 +123,7 @@ std::string explain_winner(const PlanResult& result) {
     return result.ranked() == 1 ? "only one candidate was simulated"
                                 : "only one distinct candidate was simulated";
   }
-  const SimOutcome &a = result.rows[bests[0]].sim, &b = result.rows[bests[1]].sim;
+  const SimOutcome &a = result.rows[bests[0]].sim(), &b = result.rows[bests[1]].sim();
   // -1 = the pipeline bubble (idle time), else a Category.
   auto cost = [](const SimOutcome& s, int c) { return c < 0 ? s.bubble : s.breakdown[c]; };
   int most = -1;
@@ -161,12 +161,12 @@ void print_plan(std::FILE* out, const Space& space, const PlanResult& result, in
   for (size_t i : shown) {
     const PlanRow& r = result.rows[i];
     fmt::print(out, "{:>4} {:<{}} {:>10.5g} {:>12.5g} {:>6.2f} {:>8.1f}  {}\n", ++rank,
-               label(space, r.values, varies), width, r.sim.step_time, r.sim.tokens_per_s, 100 * r.sim.mfu,
-               r.sim.memory / GiB, bound_by(r.sim));
+               label(space, r.values, varies), width, r.sim().step_time, r.sim().tokens_per_s,
+               100 * r.sim().mfu, r.sim().memory / GiB, bound_by(r.sim()));
   }
   if (!shown.empty()) {
-    fmt::print(out, "winner: {}\n", result.rows[0].sim.description);
-    for (const auto& h : result.rows[0].sim.hints) fmt::print(out, "hint: {}\n", h);
+    fmt::print(out, "winner: {}\n", result.rows[0].sim().description);
+    for (const auto& h : result.rows[0].sim().hints) fmt::print(out, "hint: {}\n", h);
     if (!grouped) {
       // Rows that are the winner's layout with another setting beside it crowd out other layouts.
       std::vector<size_t> layout = distinct_key_indices(space, {"layout"});
@@ -195,7 +195,7 @@ void print_plan(std::FILE* out, const Space& space, const PlanResult& result, in
   for (const auto& [reason, n] : result.skipped) fmt::print(out, "  {:>9}  {}\n", n, reason);
   int failed = 0;
   for (const auto& r : result.rows)
-    if (r.simulated && !r.sim.ok()) failed++;
+    if (r.simulated && !r.sim().ok()) failed++;
   if (failed) fmt::print(out, "  {} simulated candidates did not run (see plan.csv status)\n", failed);
 }
 

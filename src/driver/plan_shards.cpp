@@ -66,7 +66,7 @@ json row_json(const PlanRow& r) {
               {"ep_comm", e.ep_comm}}},
             {"simulated", r.simulated}};
   if (r.simulated) {
-    const SimOutcome& s = r.sim;
+    const SimOutcome& s = r.sim();
     j["sim"] = {{"status", s.status},
                 {"detail", s.detail},
                 {"step_time", s.step_time},
@@ -95,15 +95,17 @@ PlanRow row_from(const json& j) {
   r.simulated = j.at("simulated").get<bool>();
   if (r.simulated) {
     const json& s = j.at("sim");
-    r.sim.status = s.at("status").get<std::string>();
-    r.sim.detail = s.at("detail").get<std::string>();
-    r.sim.step_time = s.at("step_time").get<double>();
-    r.sim.tokens_per_s = s.at("tokens_per_s").get<double>();
-    r.sim.mfu = s.at("mfu").get<double>();
-    r.sim.memory = s.at("memory").get<double>();
-    r.sim.breakdown = s.at("breakdown").get<decltype(r.sim.breakdown)>();
-    r.sim.bubble = s.at("bubble").get<double>();
-    r.sim.description = s.at("description").get<std::string>();
+    SimOutcome o;
+    o.status = s.at("status").get<std::string>();
+    o.detail = s.at("detail").get<std::string>();
+    o.step_time = s.at("step_time").get<double>();
+    o.tokens_per_s = s.at("tokens_per_s").get<double>();
+    o.mfu = s.at("mfu").get<double>();
+    o.memory = s.at("memory").get<double>();
+    o.breakdown = s.at("breakdown").get<decltype(o.breakdown)>();
+    o.bubble = s.at("bubble").get<double>();
+    o.description = s.at("description").get<std::string>();
+    r.set_sim(std::move(o));
   }
   return r;
 }

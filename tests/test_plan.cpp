@@ -157,6 +157,34 @@ TEST(Plan, RecomputeModulesHoldForTheSelectiveCandidates) {
   EXPECT_NO_THROW(workload_space(pod, source_path("workloads/deepseek-v3.yaml"), {}, {}));
 }
 
+// dp fills the devices left by tp x cp x pp, or, where that many replicas do not divide the global batch,
+// the most that do (the rest idle): 24 GPUs and a batch of 128 run 16 replicas at tp 1, 8 at tp 2 (12 do
+// not divide 128 either), 4 at tp 4 (6 do not) and 2 at tp 8 (3 do not); before, none of them was a
+// candidate.
+TEST(Plan, DataParallelTakesTheMostReplicasThatDivideTheBatch) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "3"}});
+  Space s = llama_space(topo,
+                        {{"parallel.tp", "[1, 2, 4, 8]"},
+                         {"parallel.pp", "1"},
+                         {"parallel.cp", "1"},
+                         {"parallel.dp", "auto"},
+                         {"training.global_batch", "128"}},
+                        {"parallel.pp", "parallel.cp"});
+  driver::SkipCounts skipped;
+  std::map<int, std::set<int>> dps;
+  driver::enumerate(
+      s,
+      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+        dps[w.parallel.tp].insert(w.parallel.dp);
+      },
+      skipped);
+  EXPECT_EQ(dps[1], std::set<int>{16});
+  EXPECT_EQ(dps[2], std::set<int>{8});
+  EXPECT_EQ(dps[4], std::set<int>{4});
+  EXPECT_EQ(dps[8], std::set<int>{2});
+  EXPECT_EQ(skipped.count("dp does not divide global_batch"), 0u);
+}
+
 // A small space: tp, pp, micro_batch searched, the rest fixed.
 Space small_space(const topology::Topology& topo) {
   return llama_space(topo,

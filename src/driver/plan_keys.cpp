@@ -213,8 +213,16 @@ const std::vector<SearchKey> kSearchKeys = {
      [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.pp = static_cast<int>(v); },
      check_pp, never, number, parse_positive},
     {"parallel.dp",
-     // Data parallelism over every device left (fewer devices are never faster for the same batch).
-     [](const WorkloadConfig& w, const SpaceContext& c) { return Values{c.devices / model_parallel(w)}; },
+     // Data parallelism over every device left (fewer devices are never faster for the same batch), or,
+     // where that many replicas do not divide the global batch, the most that do: the rest stay idle, as
+     // `podsim run` reports them (576 GB200 of eight NVL72 racks at tp*pp 16 hold 36 replicas, and a batch
+     // of 8192 runs on 32).
+     [](const WorkloadConfig& w, const SpaceContext& c) {
+       const long long most = c.devices / model_parallel(w);
+       for (long long d = most; d > 1; --d)
+         if (w.training.global_batch % d == 0) return Values{d};
+       return Values{std::max(1LL, most)};
+     },
      [](WorkloadConfig& w, const SpaceContext&, long long v) { w.parallel.dp = static_cast<int>(v); },
      check_dp, never, number, parse_positive},
     {"parallel.etp",

@@ -78,7 +78,7 @@ void for_each_plan_csv_row(const Space& space, const PlanResult& result, bool ra
   int rank = 0;
   for (size_t index = 0; index < result.rows.size(); ++index) {
     const PlanRow& r = result.rows[index];
-    bool ok = r.simulated && r.sim().ok();
+    bool ok = r.sim().ok();
     if (ranked_only && !ok) break;  // rank_rows put them first
     workload::WorkloadConfig w = resolve(space, r.values);
     std::vector<std::string> row = {ok ? std::to_string(++rank) : ""};
@@ -88,7 +88,7 @@ void for_each_plan_csv_row(const Space& space, const PlanResult& result, bool ra
       row.push_back(space.keys[i].searched ? k.label(r.values[i]) : "(as written)");
     }
     row.push_back(w.parallel.pp == 1 ? "none" : workload::to_string(w.parallel.schedule));
-    row.push_back(r.simulated ? r.sim().status : "not simulated (bound)");
+    row.push_back(r.simulated() ? r.sim().status : "not simulated (bound)");
     row.push_back(seconds(r.estimate.lower_bound));
     row.push_back(ok ? seconds(r.sim().step_time) : "");
     row.push_back(ok ? fmt::format("{:.6g}", r.sim().tokens_per_s) : "");
@@ -195,7 +195,7 @@ void print_plan(std::FILE* out, const Space& space, const PlanResult& result, in
   for (const auto& [reason, n] : result.skipped) fmt::print(out, "  {:>9}  {}\n", n, reason);
   int failed = 0;
   for (const auto& r : result.rows)
-    if (r.simulated && !r.sim().ok()) failed++;
+    if (r.simulated() && !r.sim().ok()) failed++;
   if (failed) fmt::print(out, "  {} simulated candidates did not run (see plan.csv status)\n", failed);
 }
 

@@ -178,7 +178,7 @@ std::vector<size_t> PlanResult::group_bests() const {
   std::set<std::vector<long long>> seen;
   std::vector<size_t> out;
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (!rows[i].simulated || !rows[i].sim().ok()) break;  // ranked rows come first
+    if (!rows[i].sim().ok()) break;  // ranked rows come first
     if (seen.insert(group_of(rows[i].values, distinct)).second) out.push_back(i);
   }
   return out;
@@ -186,7 +186,7 @@ std::vector<size_t> PlanResult::group_bests() const {
 
 int PlanResult::ranked() const {
   return static_cast<int>(
-      std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.simulated && r.sim().ok(); }));
+      std::count_if(rows.begin(), rows.end(), [](const PlanRow& r) { return r.sim().ok(); }));
 }
 
 SimOutcome simulate_candidate(const topology::Topology& topo, const workload::WorkloadConfig& w) {
@@ -238,7 +238,7 @@ const SimOutcome& PlanRow::sim() const {
 
 void rank_rows(std::vector<PlanRow>& rows) {
   std::stable_sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
-    bool ra = a.simulated && a.sim().ok(), rb = b.simulated && b.sim().ok();
+    bool ra = a.sim().ok(), rb = b.sim().ok();
     if (ra != rb) return ra;
     return ra ? a.sim().step_time < b.sim().step_time : a.estimate.lower_bound < b.estimate.lower_bound;
   });
@@ -266,7 +266,6 @@ PlanResult run_plan(const topology::Topology& topo, const Space& space, const Pl
   size_t next = 0;
   auto record = [&](size_t row, SimOutcome sim) {
     PlanRow& r = result.rows[row];
-    r.simulated = true;
     r.set_sim(std::move(sim));
     result.simulated++;
     if (r.sim().ok()) best.add(r.values, r.sim().step_time);

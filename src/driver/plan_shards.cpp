@@ -64,8 +64,8 @@ json row_json(const PlanRow& r) {
               {"dp_comm", e.dp_comm},
               {"cp_comm", e.cp_comm},
               {"ep_comm", e.ep_comm}}},
-            {"simulated", r.simulated}};
-  if (r.simulated) {
+            {"simulated", r.simulated()}};
+  if (r.simulated()) {
     const SimOutcome& s = r.sim();
     j["sim"] = {{"status", s.status},
                 {"detail", s.detail},
@@ -92,8 +92,7 @@ PlanRow row_from(const json& j) {
                 .dp_comm = e.at("dp_comm").get<double>(),
                 .cp_comm = e.value("cp_comm", 0.0),
                 .ep_comm = e.value("ep_comm", 0.0)};  // shards of older builds have no cp_comm
-  r.simulated = j.at("simulated").get<bool>();
-  if (r.simulated) {
+  if (j.at("simulated").get<bool>()) {
     const json& s = j.at("sim");
     SimOutcome o;
     o.status = s.at("status").get<std::string>();

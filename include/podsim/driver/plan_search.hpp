@@ -57,13 +57,13 @@ struct SimOutcome {
 struct PlanRow {
   std::vector<long long> values;  // per key of the space
   CandidateEstimate estimate;
-  bool simulated = false;
   // Out of line: a search keeps every candidate that fits (a million for a MoE space) and simulates a
   // few thousand; inline, the outcomes' strings and breakdowns doubled the rows' memory, and the search
   // forks its workers from that process. Read it with sim().
   std::shared_ptr<const SimOutcome> outcome = nullptr;
 
-  // The simulation's outcome; an empty one (status "") for a row not simulated.
+  bool simulated() const { return outcome != nullptr; }
+  // The simulation's outcome; an empty one (status "", not ok()) for a row not simulated.
   const SimOutcome& sim() const;
   void set_sim(SimOutcome o) { outcome = std::make_shared<const SimOutcome>(std::move(o)); }
 };

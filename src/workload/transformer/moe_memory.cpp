@@ -10,7 +10,7 @@
 namespace podsim::workload {
 
 double expert_data_parallel(const ParallelConfig& p) {
-  return static_cast<double>(p.tp) * p.cp * p.dp / (static_cast<double>(p.ep) * p.etp);
+  return rank_layout(p).expert_dp();
 }
 
 long long stage_first_layer(const WorkloadConfig& w, int stage) {

@@ -146,6 +146,35 @@ TEST(ContextParallel, RankOrderIsTpThenCpThenDpThenPp) {
   for (int i = 0; i < 64; ++i) EXPECT_EQ(all[i], i);  // every device once
 }
 
+// position() and expert_position() invert device() and expert_device() in both rank orders (the plan bound
+// finds a rank's groups from them).
+TEST(ContextParallel, PositionsInvertTheRankOrder) {
+  for (bool pp_before_dp : {false, true})
+    for (auto [ep, etp] : {std::pair{4, 4}, std::pair{8, 2}, std::pair{16, 1}}) {
+      ParallelLayout l{
+          .tp = 4, .pp = 3, .dp = 4, .cp = 4, .pp_before_dp = pp_before_dp, .etp = etp, .ep = ep};
+      if (pp_before_dp && ep * etp != l.tp * l.cp) continue;  // Megatron-Core's rule (transformer_config.cpp)
+      for (int s = 0; s < l.pp; ++s)
+        for (int d = 0; d < l.dp; ++d)
+          for (int c = 0; c < l.cp; ++c)
+            for (int t = 0; t < l.tp; ++t) {
+              auto at = l.position(l.device(t, c, d, s));
+              EXPECT_EQ(std::vector<int>({at.tp_rank, at.cp_rank, at.dp_rank, at.pp_rank}),
+                        std::vector<int>({t, c, d, s}));
+            }
+      for (int s = 0; s < l.pp; ++s)
+        for (int d = 0; d < l.expert_dp(); ++d)
+          for (int e = 0; e < ep; ++e)
+            for (int t = 0; t < etp; ++t) {
+              int device = l.expert_device(s, t, e, d);
+              auto at = l.expert_position(device);
+              EXPECT_EQ(std::vector<int>({at.etp_rank, at.ep_rank, at.edp_rank, l.position(device).pp_rank}),
+                        std::vector<int>({t, e, d, s}))
+                  << pp_before_dp << " ep " << ep;
+            }
+    }
+}
+
 TEST(ContextParallel, CausalLoadBalancingGivesEveryRankAndStepTheSameWork) {
   for (int cp = 1; cp <= 8; ++cp) {
     double total = 0;

@@ -12,6 +12,7 @@
 #include "podsim/workload/transformer/context_parallel.hpp"
 #include "podsim/workload/transformer/gradient_buckets.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
+#include "podsim/workload/transformer/megatron_builder.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
@@ -30,13 +31,8 @@ namespace {
 // A small margin keeps float rounding of the merged collectives from crossing the simulation.
 constexpr double kCommMargin = 0.99;
 
-// The shard group of tp rank 0 of stage 0 (the whole dp x cp gradient group without HSDP), and one of its
-// data-parallel collectives as the step builder runs it (megatron_gradients.cpp shard_collective).
-std::vector<int> first_shard_group(const workload::ParallelConfig& p) {
-  std::vector<int> group = workload::rank_layout(p).grad_group(0, 0);
-  if (p.zero > 0 && p.shard_group > 0) group.resize(static_cast<size_t>(p.shard_group) * p.cp);
-  return group;
-}
+// One of a shard group's data-parallel collectives as the step builder runs it (megatron_gradients.cpp
+// shard_collective).
 network::Collective shard_collective(const workload::ParallelConfig& p, network::CollectiveKind kind,
                                      const std::vector<int>& group, double bytes) {
   auto c = network::make_collective(kind, group, bytes);
@@ -54,6 +50,21 @@ double dense_unit_params(const WorkloadConfig& w) {
 int microbatches(const WorkloadConfig& w) {
   return static_cast<int>(w.training.global_batch /
                           (static_cast<long long>(w.parallel.dp) * w.training.micro_batch));
+}
+
+// A stage's layers and MoE layers and its chunks holding at least one of each (an embedding or loss slot
+// holds none).
+Estimator::StageLayers stage_layers_of(const WorkloadConfig& w, int stage) {
+  int v = std::max(1, w.parallel.virtual_stages);
+  Estimator::StageLayers out;
+  for (int k = 0; k < v; ++k) {
+    long long n = workload::chunk_layers(w, v, stage, k);
+    long long moe =
+        w.moe.enabled() ? workload::moe_layers_in(w, workload::chunk_first_layer(w, v, stage, k), n) : 0;
+    out.layers += static_cast<double>(n), out.layer_chunks += n > 0;
+    out.moe += static_cast<double>(moe), out.moe_chunks += moe > 0;
+  }
+  return out;
 }
 
 // The rates the step builder gives its compute model (StepBuilder::describe).
@@ -87,31 +98,251 @@ double Estimator::memory(const WorkloadConfig& w) {
   return peak;
 }
 
-// Idle-network time of one shard group's collective (tp rank 0 of stage 0). The builder runs every
-// group's collective at once (and, with HSDP, an all-reduce across groups after a reduce-scatter), which
-// only adds flows to the same links: one group alone is never slower.
-double Estimator::dp_seconds(const WorkloadConfig& w, network::CollectiveKind kind, double bytes) {
-  std::vector<int> group = first_shard_group(w.parallel);
-  if (group.size() <= 1 || bytes <= 0) return 0;
-  return group_seconds(shard_collective(w.parallel, kind, group, bytes));
+// Idle-network time of one shard group's collective. The builder runs every group's collective at once
+// (and, with HSDP, an all-reduce across groups after a reduce-scatter), which only adds flows to the same
+// links: one group alone is never slower.
+double Estimator::dp_seconds(const WorkloadConfig& w, const RankGroups& g, network::CollectiveKind kind,
+                             double bytes) {
+  return group_seconds(w.parallel, g.shard_id, kind, bytes);
 }
 
-// A collective's idle-network time, cached: the bound asks for the same few groups and sizes again and
-// again across the candidates.
-double Estimator::group_seconds(const network::Collective& c) {
-  auto key = std::make_tuple(c.group, static_cast<int>(c.kind), static_cast<int>(c.algorithm),
-                             static_cast<int>(c.protocol), c.bytes);
-  auto it = group_seconds_.find(key);
-  if (it != group_seconds_.end()) return it->second;
-  double t = network::idle_plan_time(topo_, network::plan_collective(topo_, c));
-  group_seconds_.emplace(std::move(key), t);
+int Estimator::intern(std::vector<int> group) {
+  auto [it, added] = group_ids_.try_emplace(std::move(group), static_cast<int>(groups_.size()));
+  if (added) groups_.push_back(it->first);
+  return it->second;
+}
+
+namespace {
+// The cache key of a data-parallel collective of an interned group (shard_collective's algorithm).
+std::tuple<int, int, int, double> collective_key(const workload::ParallelConfig& p, int group,
+                                                 network::CollectiveKind kind, double bytes) {
+  int algorithm = kind == network::CollectiveKind::all_gather
+                      ? -1
+                      : static_cast<int>(network::parse_algorithm(p.dp_algorithm));
+  return {group, static_cast<int>(kind), algorithm, bytes};
+}
+}  // namespace
+
+// A data-parallel collective's idle-network time in an interned group, cached: the bound asks for the
+// same few groups and sizes again and again across the candidates.
+double Estimator::group_seconds(const workload::ParallelConfig& p, int group, network::CollectiveKind kind,
+                                double bytes) {
+  const auto& ranks = groups_[static_cast<size_t>(group)];
+  if (ranks.size() <= 1 || bytes <= 0) return 0;
+  auto key = collective_key(p, group, kind, bytes);
+  if (auto it = group_seconds_.find(key); it != group_seconds_.end()) return it->second;
+  double t = network::idle_plan_time(
+      topo_, network::plan_collective(topo_, shard_collective(p, kind, ranks, bytes)));
+  group_seconds_.emplace(key, t);
   return t;
 }
 
-double Estimator::dp_link_seconds(const WorkloadConfig& w, double gather_bytes, double scatter_bytes) {
-  std::vector<int> group = first_shard_group(w.parallel);
+// Its seconds per link direction (network::idle_link_seconds), cached likewise; a profile id.
+int Estimator::group_links(const workload::ParallelConfig& p, int group, network::CollectiveKind kind,
+                           double bytes) {
+  auto key = collective_key(p, group, kind, bytes);
+  if (auto it = group_links_.find(key); it != group_links_.end()) return it->second;
+  const auto& ranks = groups_[static_cast<size_t>(group)];
+  int id = profile(network::idle_link_seconds(
+      topo_, network::plan_collective(topo_, shard_collective(p, kind, ranks, bytes))));
+  group_links_.emplace(key, id);
+  return id;
+}
+
+int Estimator::profile(network::LinkSeconds links) {
+  profiles_.push_back(std::move(links));
+  return static_cast<int>(profiles_.size()) - 1;
+}
+
+// What one stage's rank sends over its busiest link in a step, whatever the schedule: the dispatch and
+// combine of each of its MoE layers' passes in its expert-parallel group (again in the backward of a fully
+// recomputed forward) and its data-parallel collectives in its shard and expert data-parallel groups
+// (ZeRO-2's after every backward, ZeRO-3's gathers before every gathering pass and reduce-scatters after
+// every backward; the parameter all-gather of ZeRO-1/2 left out, as it may run beside the next step). The
+// chain counts each dispatch alone and the data-parallel streams apart; sharing the scale-out NICs (an EP
+// group and an expert data-parallel group both crossing racks), they take at least their summed load.
+double Estimator::link_load(const WorkloadConfig& w, const StageLayers& layers, const RankGroups& g, double m,
+                            const workload::MoeLayerCosts* moe) {
+  using network::CollectiveKind;
+  const auto& p = w.parallel;
+  std::vector<std::pair<int, double>> parts;  // (profile, times)
+  if (moe && layers.moe > 0 &&
+      groups_[static_cast<size_t>(g.ep_id)].size() + groups_[static_cast<size_t>(g.etp_id)].size() > 2) {
+    double pairs = 1 + (w.training.recompute == workload::Recompute::full ? 2 : 1);
+    const EpCost& ep = ep_cost(w, g, moe->traffic);
+    if (ep.links >= 0) parts.emplace_back(ep.links, m * layers.moe * pairs);
+  }
+  double eb = workload::activation_bytes(w.training), gb = w.training.grad_reduce_bytes;
+  double unit = dense_unit_params(w), experts = layers.moe * workload::expert_params_per_layer(w);
+  auto add = [&](int group, CollectiveKind kind, double bytes, double times) {
+    if (groups_[static_cast<size_t>(group)].size() > 1 && bytes > 0 && times > 0)
+      parts.emplace_back(group_links(p, group, kind, bytes), times);
+  };
+  if (p.zero < 3) {
+    auto kind = p.zero == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
+    double times = p.zero == 2 ? m : 1;
+    add(g.shard_id, kind, layers.layers * unit * gb, times);
+    add(g.expert_dp_id, kind, experts * gb, times);
+  } else {
+    double gathering_passes = p.reshard_after_forward ? 2 * m : m;
+    add(g.shard_id, CollectiveKind::all_gather, layers.layers * unit * eb, gathering_passes);
+    add(g.shard_id, CollectiveKind::reduce_scatter, layers.layers * unit * gb, m);
+    add(g.expert_dp_id, CollectiveKind::all_gather, experts * eb, gathering_passes);
+    add(g.expert_dp_id, CollectiveKind::reduce_scatter, experts * gb, m);
+  }
+  return busiest_link(parts);
+}
+
+// The busiest link direction's seconds of the profiles, each `times` over (cached).
+double Estimator::busiest_link(const std::vector<std::pair<int, double>>& parts) {
+  if (parts.empty()) return 0;
+  if (load_.size() < topo_.links.size() * 2) load_.assign(topo_.links.size() * 2, 0.0);
+  std::vector<int> touched;
+  for (const auto& [id, times] : parts)
+    for (const auto& [ld, seconds] : profiles_[static_cast<size_t>(id)]) {
+      if (load_[static_cast<size_t>(ld)] == 0) touched.push_back(ld);
+      load_[static_cast<size_t>(ld)] += times * seconds;
+    }
+  double busiest = 0;
+  for (int ld : touched) busiest = std::max(busiest, std::exchange(load_[static_cast<size_t>(ld)], 0.0));
+  return busiest;
+}
+
+namespace {
+
+// A layout's identity for the caches of whole-stage plans.
+std::vector<int> layout_key(const workload::ParallelConfig& p) {
+  return {
+      p.tp, p.cp, p.dp, p.pp, p.ep, p.etp, static_cast<int>(p.rank_order), p.zero > 0 ? p.shard_group : 0};
+}
+
+}  // namespace
+
+int Estimator::stage_ep_links(const WorkloadConfig& w, int stage, const workload::MoeTraffic& t) {
+  const auto& p = w.parallel;
+  auto key = std::make_tuple(layout_key(p), stage, 3, static_cast<int>(w.moe.dispatcher), t.dispatch_bytes,
+                             t.etp_bytes, t.flex_to_each_remote_peer, t.flex_to_each_local_peer);
+  if (auto it = stage_links_.find(key); it != stage_links_.end()) return it->second;
+  using network::CollectiveKind;
+  const auto layout = workload::rank_layout(p);
+  const int edp = layout.expert_dp();
+  bool a2a = w.moe.dispatcher != workload::MoeDispatcher::allgather;
+  plan::CommPlan all;  // the order does not matter: only each link's total bytes
+  auto add = [&](const plan::CommPlan& plan) { all.insert(all.end(), plan.begin(), plan.end()); };
+  // As StepBuilder::ep_phases: each pass's dispatch and combine (mirrors: the same bytes on the same links).
+  for (int pass = 0; pass < 2; ++pass) {
+    if (p.ep > 1)
+      for (int o = 0; o < p.etp * edp; ++o) {
+        auto g = layout.ep_group(stage, o % p.etp, o / p.etp);
+        if (w.moe.dispatcher == workload::MoeDispatcher::flex)
+          add({network::plan_hierarchical_dispatch(
+              topo_, {g, t.flex_to_each_remote_peer, t.flex_to_each_local_peer})});
+        else
+          add(network::plan_collective(topo_,
+                                       network::make_collective(a2a         ? CollectiveKind::all_to_all
+                                                                : pass == 0 ? CollectiveKind::all_gather
+                                                                            : CollectiveKind::reduce_scatter,
+                                                                g, t.dispatch_bytes)));
+      }
+    if (p.etp > 1)
+      for (int o = 0; o < p.ep * edp; ++o)
+        add(network::plan_collective(
+            topo_,
+            network::make_collective(pass == 0 ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter,
+                                     layout.etp_group(stage, o % p.ep, o / p.ep), t.etp_bytes)));
+  }
+  int id = profile(network::idle_link_seconds(topo_, all));
+  stage_links_.emplace(std::move(key), id);
+  return id;
+}
+
+int Estimator::stage_dp_links(const WorkloadConfig& w, int stage, int which, network::CollectiveKind kind,
+                              double bytes) {
+  const auto& p = w.parallel;
+  auto key = std::make_tuple(layout_key(p), stage, which, static_cast<int>(kind), bytes, 0.0, 0.0, 0.0);
+  if (auto it = stage_links_.find(key); it != stage_links_.end()) return it->second;
+  const auto layout = workload::rank_layout(p);
+  plan::CommPlan all;
+  auto add = [&](const std::vector<int>& group, network::CollectiveKind k) {
+    if (group.size() < 2) return;
+    auto plan = network::plan_collective(topo_, shard_collective(p, k, group, bytes));
+    all.insert(all.end(), plan.begin(), plan.end());
+  };
+  if (which == 2) {  // StepBuilder::expert_dp_plan: every (etp, ep) rank's group
+    for (int o = 0; o < p.etp * p.ep; ++o) add(layout.expert_dp_group(stage, o % p.etp, o / p.etp), kind);
+  } else {  // StepBuilder::shard_collective / replica_all_reduce over the simulated tp ranks
+    size_t n = p.zero > 0 && p.shard_group > 0 ? static_cast<size_t>(p.shard_group) * p.cp
+                                               : static_cast<size_t>(p.dp) * p.cp;
+    for (int r : workload::simulated_tp_ranks(topo_, layout)) {
+      std::vector<int> group = layout.grad_group(r, stage);
+      if (which == 0)
+        for (size_t first = 0; first + n <= group.size(); first += n)
+          add({group.begin() + static_cast<long>(first), group.begin() + static_cast<long>(first + n)}, kind);
+      else if (n < group.size())
+        for (size_t j = 0; j < n; ++j) {
+          std::vector<int> replicas;
+          for (size_t i = j; i < group.size(); i += n) replicas.push_back(group[i]);
+          add(replicas, network::CollectiveKind::all_reduce);
+        }
+    }
+  }
+  int id = profile(network::idle_link_seconds(topo_, all));
+  stage_links_.emplace(std::move(key), id);
+  return id;
+}
+
+// The whole step's expert dispatches and data-parallel collectives, every group of every stage, as the
+// builder runs them (the same counts link_load gives one rank's groups; HSDP's replica all-reduce after
+// each reduce-scatter of the shard); the busiest link direction's seconds, which no schedule beats.
+void Estimator::refine(const WorkloadConfig& given, CandidateEstimate& e) {
+  WorkloadConfig w = given;
+  w.parallel.tp_overlap = workload::tp_overlap_in_effect(w.parallel, topo_.device);
+  using network::CollectiveKind;
+  const auto& p = w.parallel;
+  if (!e.fits) return;
+  double m = microbatches(w), eb = workload::activation_bytes(w.training), gb = w.training.grad_reduce_bytes;
+  double unit = dense_unit_params(w), expert_unit = workload::expert_params_per_layer(w);
+  std::optional<workload::MoeTraffic> traffic;
+  if (w.moe.enabled() && p.ep * p.etp > 1)
+    traffic = workload::moe_layer_costs(w, w.training.micro_batch, compute_model(w),
+                                        workload::layer_costs(w, w.training.micro_batch, compute_model(w)))
+                  .traffic;
+  double pairs = 1 + (w.training.recompute == workload::Recompute::full ? 2 : 1);
+  bool data_parallel = static_cast<long long>(p.dp) * p.cp > 1;
+  int shard = p.zero > 0 && p.shard_group > 0 ? p.shard_group * p.cp : p.dp * p.cp;
+  std::vector<std::pair<int, double>> parts;
+  for (int s = 0; s < p.pp; ++s) {
+    const StageLayers layers = stage_layers_of(w, s);
+    if (traffic && layers.moe > 0) parts.emplace_back(stage_ep_links(w, s, *traffic), m * layers.moe * pairs);
+    if (!data_parallel) continue;
+    double dense = layers.layers * unit, experts = layers.moe * expert_unit;
+    auto add = [&](int which, CollectiveKind kind, double bytes, double times) {
+      if (bytes > 0 && times > 0) parts.emplace_back(stage_dp_links(w, s, which, kind, bytes), times);
+    };
+    auto reduce = [&](double times) {
+      auto kind = p.zero == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
+      add(0, kind, dense * gb, times);
+      if (p.zero > 0) add(1, CollectiveKind::all_reduce, dense * gb / shard, times);
+      add(2, kind, experts * gb, times);
+    };
+    if (p.zero < 3) {
+      reduce(p.zero == 2 ? m : 1);
+    } else {
+      double gathering_passes = p.reshard_after_forward ? 2 * m : m;
+      add(0, CollectiveKind::all_gather, dense * eb, gathering_passes);
+      add(2, CollectiveKind::all_gather, experts * eb, gathering_passes);
+      reduce(m);
+    }
+  }
+  e.fabric_load = kCommMargin * busiest_link(parts);
+  e.lower_bound = std::max(e.lower_bound, e.fabric_load);
+}
+
+double Estimator::dp_link_seconds(const WorkloadConfig& w, const RankGroups& g, double gather_bytes,
+                                  double scatter_bytes) {
+  const std::vector<int>& group = groups_[static_cast<size_t>(g.shard_id)];
   if (group.size() <= 1) return 0;
-  auto key = std::make_tuple(group, w.parallel.dp_algorithm, gather_bytes, scatter_bytes);
+  auto key = std::make_tuple(g.shard_id, w.parallel.dp_algorithm, gather_bytes, scatter_bytes);
   if (auto it = dp_link_seconds_.find(key); it != dp_link_seconds_.end()) return it->second;
   plan::CommPhase all;
   for (auto [kind, bytes] : {std::pair{network::CollectiveKind::all_gather, gather_bytes},
@@ -126,45 +357,33 @@ double Estimator::dp_link_seconds(const WorkloadConfig& w, double gather_bytes, 
   return seconds;
 }
 
-// Data-parallel time no schedule hides (megatron_gradients.cpp, megatron_sharding.cpp), beyond the
-// compute chain: without dp_overlap, the stage's whole gradient reduction follows the pipeline flush (ZeRO-2:
+// Data-parallel time no schedule hides (megatron_gradients.cpp, megatron_sharding.cpp), beyond one stage's
+// compute chain: without dp_overlap, the stage's whole gradient reduction follows its pipeline flush (ZeRO-2:
 // every backward, whose reductions also fill the data-parallel stream with overlap);
 // ZeRO-3 gathers each pass's first unit before that pass's compute (all of the pass's units without
 // prefetch), its gather stream carries every gather of every pass one after the other, and its
 // data-parallel stream every backward's reduce-scatter. A MoE layer's routed experts reduce (and with ZeRO-3
 // gather) in the expert data-parallel group on the same streams, after the dense units. Only the
 // transformer layers' parameters are counted (embeddings left out), each layer's dense part as the smaller
-// of a dense layer's and a MoE layer's (attention, router, shared experts), and each stage as the one with
-// the fewest layers and MoE layers: a looser bound.
-std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double passes) {
+// of a dense layer's and a MoE layer's (attention, router, shared experts). Each stage counts its own layers
+// in the groups of one of its ranks.
+std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, const StageLayers& layers,
+                                                const RankGroups& g, double m) {
   using network::CollectiveKind;
   const auto& p = w.parallel;
   if (static_cast<long long>(p.dp) * p.cp == 1) return {0, 0};
-  int v = std::max(1, p.virtual_stages);
-  // Per stage, its layers and MoE layers and the chunks holding at least one of each (an embedding or loss
-  // slot holds none): the fewest of any stage, so that no stage is counted above what it moves.
-  double inf = std::numeric_limits<double>::infinity();
-  double stage_layers = inf, layer_chunks = v, stage_moe = inf, moe_chunks = v;
-  for (int s = 0; s < p.pp; ++s) {
-    double l = 0, c = 0, e = 0, ec = 0;
-    for (int k = 0; k < v; ++k) {
-      long long n = workload::chunk_layers(w, v, s, k);
-      long long moe =
-          w.moe.enabled() ? workload::moe_layers_in(w, workload::chunk_first_layer(w, v, s, k), n) : 0;
-      l += static_cast<double>(n), c += n > 0, e += static_cast<double>(moe), ec += moe > 0;
-    }
-    stage_layers = std::min(stage_layers, l), layer_chunks = std::min(layer_chunks, c);
-    stage_moe = std::min(stage_moe, e), moe_chunks = std::min(moe_chunks, ec);
-  }
+  double stage_layers = layers.layers, layer_chunks = layers.layer_chunks, stage_moe = layers.moe,
+         moe_chunks = layers.moe_chunks;
   if (stage_layers < 1) return {0, 0};
-  double m = passes / (2.0 * v), eb = workload::activation_bytes(w.training),
-         gb = w.training.grad_reduce_bytes;
+  double eb = workload::activation_bytes(w.training), gb = w.training.grad_reduce_bytes;
   double unit = dense_unit_params(w), expert_unit = workload::expert_params_per_layer(w);
   double experts = stage_moe * expert_unit;  // routed, per rank
+  auto dense = [&](CollectiveKind kind, double bytes) { return dp_seconds(w, g, kind, bytes); };
+  auto routed = [&](CollectiveKind kind, double bytes) { return expert_dp_seconds(w, g, kind, bytes); };
   if (p.zero < 3) {
     // ZeRO 0 all-reduces (the experts too), 1 and 2 reduce-scatter, the routed experts after the dense part.
     auto kind = p.zero == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
-    double once = dp_seconds(w, kind, stage_layers * unit * gb) + expert_dp_seconds(w, kind, experts * gb);
+    double once = dense(kind, stage_layers * unit * gb) + routed(kind, experts * gb);
     if (p.zero < 2) return {p.dp_overlap ? 0 : once, 0};
     // ZeRO-2 reduce-scatters each chunk's gradients after every backward of it (m x v of them, each a 1/v
     // share; counted as m whole-stage reductions, which is less: latency once each), one after the other
@@ -177,30 +396,28 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, double 
   // gathers (reshard_after_forward: false).
   double gathering_passes = p.reshard_after_forward ? 2 * m : m;
   double exposed =
-      p.dp_overlap ? gathering_passes *
-                         (layer_chunks * dp_seconds(w, CollectiveKind::all_gather, unit * eb) +
-                          moe_chunks * expert_dp_seconds(w, CollectiveKind::all_gather, expert_unit * eb))
-                   : gathering_passes * (dp_seconds(w, CollectiveKind::all_gather, stage_layers * unit * eb) +
-                                         expert_dp_seconds(w, CollectiveKind::all_gather, experts * eb));
+      p.dp_overlap ? gathering_passes * (layer_chunks * dense(CollectiveKind::all_gather, unit * eb) +
+                                         moe_chunks * routed(CollectiveKind::all_gather, expert_unit * eb))
+                   : gathering_passes * (dense(CollectiveKind::all_gather, stage_layers * unit * eb) +
+                                         routed(CollectiveKind::all_gather, experts * eb));
   // Every pass gathers its chunk's layers (the gather stream) and every backward reduce-scatters them (the
   // data-parallel stream, at the gradient precision), each stream's collectives one after the other, at
   // least one collective's time for all of its bytes (and one for the experts'); the dense ones cross the
   // same links, which need at least the busiest one's bytes over its bandwidth.
   double gathered = gathering_passes * stage_layers * unit * eb, scattered = m * stage_layers * unit * gb;
-  double gather_stream = dp_seconds(w, CollectiveKind::all_gather, gathered) +
-                         expert_dp_seconds(w, CollectiveKind::all_gather, gathering_passes * experts * eb);
-  double scatter_stream = dp_seconds(w, CollectiveKind::reduce_scatter, scattered) +
-                          expert_dp_seconds(w, CollectiveKind::reduce_scatter, m * experts * gb);
-  double stream = std::max({gather_stream, scatter_stream, dp_link_seconds(w, gathered, scattered)});
+  double gather_stream = dense(CollectiveKind::all_gather, gathered) +
+                         routed(CollectiveKind::all_gather, gathering_passes * experts * eb);
+  double scatter_stream = dense(CollectiveKind::reduce_scatter, scattered) +
+                          routed(CollectiveKind::reduce_scatter, m * experts * gb);
+  double stream = std::max({gather_stream, scatter_stream, dp_link_seconds(w, g, gathered, scattered)});
   return {exposed, stream};
 }
 
-// Idle-network time of one expert data-parallel group's collective (expert rank 0 of stage 0, as
-// StepBuilder::expert_groups lays them out: ep x etp ranks apart, stages between with tp-cp-pp-dp).
-double Estimator::expert_dp_seconds(const WorkloadConfig& w, network::CollectiveKind kind, double bytes) {
-  const auto layout = workload::rank_layout(w.parallel);
-  if (layout.expert_dp() <= 1 || bytes <= 0) return 0;
-  return group_seconds(shard_collective(w.parallel, kind, layout.expert_dp_group(0, 0, 0), bytes));
+// Idle-network time of one expert data-parallel group's collective (as StepBuilder::expert_groups lays
+// them out: ep x etp ranks apart, stages between with tp-cp-pp-dp).
+double Estimator::expert_dp_seconds(const WorkloadConfig& w, const RankGroups& g,
+                                    network::CollectiveKind kind, double bytes) {
+  return group_seconds(w.parallel, g.expert_dp_id, kind, bytes);
 }
 
 double Estimator::tp_seconds(const WorkloadConfig& w, int kind, double bytes) {
@@ -260,18 +477,22 @@ double Estimator::serial_tp(const WorkloadConfig& w, const PassCost& pass) {
 }
 
 // One group's dispatch and combine of one MoE layer, as StepBuilder::ep_plan (moe_step.cpp) runs them:
-// the all-to-all (or all-gather / reduce-scatter) over the first EP group {0, etp, 2 etp, ...} and the
-// expert-TP all-gather and reduce-scatter over the first ETP group, one after the other; every other
-// group only adds flows to the same links.
-double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic& t) {
-  const auto& p = w.parallel;
-  auto key = std::make_tuple(p.ep, p.etp, static_cast<int>(w.moe.dispatcher), t.dispatch_bytes, t.etp_bytes,
-                             t.flex_to_each_remote_peer, t.flex_to_each_local_peer);
-  if (auto it = ep_seconds_.find(key); it != ep_seconds_.end()) return it->second;
+// the all-to-all (or all-gather / reduce-scatter) over a rank's EP group and the expert-TP all-gather and
+// reduce-scatter over its ETP group, one after the other; every other group only adds flows to the same
+// links.
+double Estimator::ep_seconds(const WorkloadConfig& w, const RankGroups& g, const workload::MoeTraffic& t) {
+  return ep_cost(w, g, t).seconds;
+}
+
+const Estimator::EpCost& Estimator::ep_cost(const WorkloadConfig& w, const RankGroups& g,
+                                            const workload::MoeTraffic& t) {
+  const std::vector<int>&ep_group = groups_[static_cast<size_t>(g.ep_id)],
+        &etp_group = groups_[static_cast<size_t>(g.etp_id)];
+  auto key = std::make_tuple(g.ep_id, g.etp_id, static_cast<int>(w.moe.dispatcher), t.dispatch_bytes,
+                             t.etp_bytes, t.flex_to_each_remote_peer, t.flex_to_each_local_peer);
+  if (auto it = ep_costs_.find(key); it != ep_costs_.end()) return it->second;
   using network::CollectiveKind;
   bool a2a = w.moe.dispatcher != workload::MoeDispatcher::allgather;
-  const auto layout = workload::rank_layout(p);  // stage 0's groups stand for all
-  const std::vector<int> ep_group = layout.ep_group(0, 0, 0), etp_group = layout.etp_group(0, 0, 0);
   std::vector<plan::CommPlan> steps;
   auto add = [&](const std::vector<int>& g, CollectiveKind kind, double bytes) {
     if (g.size() > 1 && bytes > 0)
@@ -288,9 +509,13 @@ double Estimator::ep_seconds(const WorkloadConfig& w, const workload::MoeTraffic
   add(etp_group, CollectiveKind::all_gather, t.etp_bytes);
   add(etp_group, CollectiveKind::reduce_scatter, t.etp_bytes);
   dispatch(a2a ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter);
-  double seconds = steps.empty() ? 0 : network::idle_plan_time(topo_, {network::serial_merge(steps)});
-  ep_seconds_.emplace(key, seconds);
-  return seconds;
+  EpCost cost;
+  if (!steps.empty()) {
+    plan::CommPlan merged{network::serial_merge(steps)};
+    cost.seconds = network::idle_plan_time(topo_, merged);
+    cost.links = profile(network::idle_link_seconds(topo_, merged));
+  }
+  return ep_costs_.emplace(std::move(key), cost).first->second;
 }
 
 // The compute slowdown beside ZeRO-2/3 traffic (megatron_sharding.cpp): a chunk's pass runs
@@ -334,8 +559,9 @@ Estimator::ShardingSlowdown Estimator::sharding_slowdown(const WorkloadConfig& w
 
 // The extra seconds of one chunk's forward and backward under sharding_slowdown (layers, MoE layers and
 // sliding-window layers of the chunk, each window_* seconds shorter).
-std::pair<double, double> Estimator::chunk_slowdown(const WorkloadConfig& w, const ShardingSlowdown& s,
-                                                    long long layers, long long moe_layers, double windowed,
+std::pair<double, double> Estimator::chunk_slowdown(const WorkloadConfig& w, const RankGroups& g,
+                                                    const ShardingSlowdown& s, long long layers,
+                                                    long long moe_layers, double windowed,
                                                     double window_forward, double window_backward) {
   if (!s.applies) return {0, 0};
   using network::CollectiveKind;
@@ -349,22 +575,129 @@ std::pair<double, double> Estimator::chunk_slowdown(const WorkloadConfig& w, con
   if (p.zero >= 3) {
     if (layers < 2) return {0, 0};  // one unit: nothing prefetched beside the compute
     double rest_experts = (M - std::min(1.0, M)) * workload::expert_params_per_layer(w);
-    fwd_comm = dp_seconds(w, CollectiveKind::all_gather, (L - 1) * unit * eb) +
-               expert_dp_seconds(w, CollectiveKind::all_gather, rest_experts * eb);
+    fwd_comm = dp_seconds(w, g, CollectiveKind::all_gather, (L - 1) * unit * eb) +
+               expert_dp_seconds(w, g, CollectiveKind::all_gather, rest_experts * eb);
     bwd_comm = (p.reshard_after_forward ? fwd_comm : 0) +
-               dp_seconds(w, CollectiveKind::reduce_scatter, (L - 1) * unit * gb) +
-               expert_dp_seconds(w, CollectiveKind::reduce_scatter, rest_experts * gb);
+               dp_seconds(w, g, CollectiveKind::reduce_scatter, (L - 1) * unit * gb) +
+               expert_dp_seconds(w, g, CollectiveKind::reduce_scatter, rest_experts * gb);
   } else {
     double params = L * unit;  // ZeRO-2: all buckets but the last reduce beside the backward
     int buckets = workload::gradient_bucket_count(p, params, gb);
     if (buckets > 1)
-      bwd_comm = dp_seconds(w, CollectiveKind::reduce_scatter, params * gb * (buckets - 1) / buckets);
+      bwd_comm = dp_seconds(w, g, CollectiveKind::reduce_scatter, params * gb * (buckets - 1) / buckets);
   }
   auto extra = [sd = s.slowdown](double compute, double comm) {
     if (compute <= 0 || comm <= 0) return 0.0;
     return std::min(comm * (1 - 1 / sd), compute * (sd - 1));
   };
   return {extra(fwd, fwd_comm), extra(bwd, bwd_comm)};
+}
+
+namespace {
+
+// Of a stage's groups of one kind (group(i) for i < count), how many nodes each spans.
+template <class Group>
+std::vector<int> spans(const topology::Topology& topo, int count, Group group) {
+  std::vector<int> out(static_cast<size_t>(count));
+  std::vector<int> nodes;
+  for (int i = 0; i < count; ++i) {
+    nodes.clear();
+    for (int r : group(i)) nodes.push_back(topo.node_of(r));
+    std::sort(nodes.begin(), nodes.end());
+    out[static_cast<size_t>(i)] = static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+  }
+  return out;
+}
+
+}  // namespace
+
+// A rank's groups: its HSDP shard of the gradient group (the whole dp x cp group without HSDP), its expert
+// data-parallel, expert-parallel and expert tensor-parallel groups (StepBuilder::shard_collective,
+// expert_groups).
+Estimator::RankGroups Estimator::rank_groups(const workload::ParallelConfig& p, bool moe, int device) {
+  const auto layout = workload::rank_layout(p);
+  auto at = layout.position(device);
+  std::vector<int> shard = layout.grad_group(at.tp_rank, at.pp_rank);
+  if (p.zero > 0 && p.shard_group > 0) {
+    size_t n = static_cast<size_t>(p.shard_group) * p.cp;
+    size_t first = (static_cast<size_t>(at.dp_rank) * p.cp + at.cp_rank) / n * n;
+    shard = std::vector<int>(shard.begin() + static_cast<long>(first),
+                             shard.begin() + static_cast<long>(first + n));
+  }
+  RankGroups g;
+  g.shard_id = intern(std::move(shard));
+  if (moe) {
+    auto e = layout.expert_position(device);
+    g.expert_dp_id = intern(layout.expert_dp_group(at.pp_rank, e.etp_rank, e.ep_rank));
+    g.ep_id = intern(layout.ep_group(at.pp_rank, e.etp_rank, e.edp_rank));
+    g.etp_id = intern(layout.etp_group(at.pp_rank, e.ep_rank, e.edp_rank));
+  } else {
+    g.expert_dp_id = g.ep_id = g.etp_id = intern({});
+  }
+  return g;
+}
+
+// The pipeline columns the bound follows: column 0 (rank 0 of stage 0 and its peers in the later stages)
+// and the column whose data-parallel, expert-parallel and expert data-parallel groups span the most nodes,
+// summed over the stages. The builder runs every group of a kind at once and each stage waits for all of
+// them, so each column's chain is a lower bound; where stages or groups straddle the scale-up domains
+// (64-rank blocks on 72-GPU NVL72 racks), the widest column's groups cross the scale-out fabric where
+// column 0's may stay inside one domain.
+const std::vector<std::vector<Estimator::RankGroups>>& Estimator::columns(const WorkloadConfig& w) {
+  const auto& p = w.parallel;
+  bool experts = w.moe.enabled();
+  int shard = p.zero > 0 && p.shard_group > 0 ? p.shard_group * p.cp : 0;
+  auto key =
+      std::make_tuple(p.tp, p.cp, p.dp, p.pp, p.ep, p.etp, static_cast<int>(p.rank_order), shard, experts);
+  if (auto it = columns_.find(key); it != columns_.end()) return it->second;
+  const auto layout = workload::rank_layout(p);
+  int columns = p.tp * p.cp * p.dp, n = shard > 0 ? shard : p.dp * p.cp;
+  // Only the tp ranks whose data-parallel groups the builder simulates (rank 0's rail peers; it folds the
+  // others): a column of another tp rank would count a group the simulation leaves out.
+  const std::vector<int> rails = workload::simulated_tp_ranks(topo_, layout);
+  std::vector<long long> width(static_cast<size_t>(columns), -1);
+  for (int c = 0; c < columns; ++c)
+    if (std::find(rails.begin(), rails.end(), c % p.tp) != rails.end()) width[static_cast<size_t>(c)] = 0;
+  for (int s = 0; s < p.pp; ++s) {
+    // Spans of the stage's shard groups (tp rank, chunk), EP groups (etp rank, edp rank) and expert
+    // data-parallel groups (etp rank, ep rank), each computed once.
+    int chunks = p.dp * p.cp / n;
+    auto shard_spans = spans(topo_, p.tp * chunks, [&](int i) {
+      auto all = layout.grad_group(i / chunks, s);
+      return std::vector<int>(all.begin() + static_cast<long>(i % chunks) * n,
+                              all.begin() + static_cast<long>(i % chunks + 1) * n);
+    });
+    std::vector<int> ep_spans, edp_spans;
+    if (experts) {
+      int edp = layout.expert_dp();
+      ep_spans = spans(topo_, p.etp * edp, [&](int i) { return layout.ep_group(s, i / edp, i % edp); });
+      edp_spans =
+          spans(topo_, p.etp * p.ep, [&](int i) { return layout.expert_dp_group(s, i / p.ep, i % p.ep); });
+    }
+    for (int c = 0; c < columns; ++c) {
+      if (width[static_cast<size_t>(c)] < 0) continue;
+      int device = layout.device(c % p.tp, c / p.tp % p.cp, c / (p.tp * p.cp), s);
+      auto at = layout.position(device);
+      width[static_cast<size_t>(c)] +=
+          shard_spans[static_cast<size_t>(at.tp_rank * chunks + (at.dp_rank * p.cp + at.cp_rank) / n)];
+      if (experts) {
+        auto e = layout.expert_position(device);
+        width[static_cast<size_t>(c)] +=
+            ep_spans[static_cast<size_t>(e.etp_rank * layout.expert_dp() + e.edp_rank)] +
+            edp_spans[static_cast<size_t>(e.etp_rank * p.ep + e.ep_rank)];
+      }
+    }
+  }
+  int widest = static_cast<int>(std::max_element(width.begin(), width.end()) - width.begin());
+  std::vector<std::vector<RankGroups>> out;
+  for (int c : widest == 0 ? std::vector<int>{0} : std::vector<int>{0, widest}) {
+    std::vector<RankGroups> column;
+    for (int s = 0; s < p.pp; ++s)
+      column.push_back(
+          rank_groups(p, experts, layout.device(c % p.tp, c / p.tp % p.cp, c / (p.tp * p.cp), s)));
+    out.push_back(std::move(column));
+  }
+  return columns_.emplace(key, std::move(out)).first->second;
 }
 
 CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
@@ -412,53 +745,59 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
       ChainCost{dense.recompute.seconds + dense.backward.seconds,
                 kCommMargin * (serial_tp(w, dense.recompute) + serial_tp(w, dense.backward)), 0, 0} +
           cp_bwd};
-  LayerChain moe_layer = dense_layer;
   std::optional<workload::MoeLayerCosts> moe_costs;
-  if (w.moe.enabled()) {
-    moe_costs = workload::moe_layer_costs(w, mb, cm, dense);
-    moe_layer = moe_chain(w, *moe_costs, cp_fwd, cp_bwd);
-  }
+  if (w.moe.enabled()) moe_costs = workload::moe_layer_costs(w, mb, cm, dense);
   const ShardingSlowdown sharding = sharding_slowdown(w, dense, moe_costs ? &*moe_costs : nullptr);
-  // Each stage: its own chunks for every microbatch (with the embedding or the output layer on the end
-  // stages), after the first microbatch's forward through the stages before it (their first chunk) and
-  // before that microbatch's backward back through them.
-  ChainCost fill, drain, best;
-  for (int s = 0; s < p; ++s) {
-    ChainCost body;
-    ChainCost first_chunk;
-    for (int c = 0; c < v; ++c) {
-      long long layers = workload::chunk_layers(w, v, s, c);
-      long long moe =
-          w.moe.enabled() ? workload::moe_layers_in(w, workload::chunk_first_layer(w, v, s, c), layers) : 0;
-      double windowed = static_cast<double>(
-          workload::windowed_layers_in(w.model, workload::chunk_first_layer(w, v, s, c), layers));
-      ChainCost fwd = dense_layer.forward * static_cast<double>(layers - moe) + moe_layer.forward * moe;
-      ChainCost bwd = dense_layer.backward * static_cast<double>(layers - moe) + moe_layer.backward * moe;
-      fwd.compute -= windowed * window.forward;
-      bwd.compute -= windowed * window.backward;
-      auto [fwd_slowed, bwd_slowed] =
-          chunk_slowdown(w, sharding, layers, moe, windowed, window.forward, window.backward);
-      fwd.compute += fwd_slowed;
-      bwd.compute += bwd_slowed;
-      body = body + (fwd + bwd) * m;
-      if (c == 0) first_chunk = fwd + bwd;
+  // Along each pipeline column the bound follows, each stage: its own chunks for every microbatch (with the
+  // embedding or the output layer on the end stages), after the first microbatch's forward through the
+  // column's ranks of the stages before it (their first chunk) and before that microbatch's backward back
+  // through them; then the data-parallel time its rank's groups cannot hide. A MoE layer's dispatch runs
+  // in the rank's expert-parallel group.
+  ChainCost best;
+  double best_exposed = 0, stream = 0;
+  for (const auto& column : columns(w)) {
+    ChainCost fill;
+    for (int s = 0; s < p; ++s) {
+      const RankGroups& g = column[s];
+      const LayerChain moe_layer = moe_costs ? moe_chain(w, g, *moe_costs, cp_fwd, cp_bwd) : dense_layer;
+      ChainCost body;
+      ChainCost first_chunk;
+      for (int c = 0; c < v; ++c) {
+        long long layers = workload::chunk_layers(w, v, s, c);
+        long long moe =
+            w.moe.enabled() ? workload::moe_layers_in(w, workload::chunk_first_layer(w, v, s, c), layers) : 0;
+        double windowed = static_cast<double>(
+            workload::windowed_layers_in(w.model, workload::chunk_first_layer(w, v, s, c), layers));
+        ChainCost fwd = dense_layer.forward * static_cast<double>(layers - moe) + moe_layer.forward * moe;
+        ChainCost bwd = dense_layer.backward * static_cast<double>(layers - moe) + moe_layer.backward * moe;
+        fwd.compute -= windowed * window.forward;
+        bwd.compute -= windowed * window.backward;
+        auto [fwd_slowed, bwd_slowed] =
+            chunk_slowdown(w, g, sharding, layers, moe, windowed, window.forward, window.backward);
+        fwd.compute += fwd_slowed;
+        bwd.compute += bwd_slowed;
+        body = body + (fwd + bwd) * m;
+        if (c == 0) first_chunk = fwd + bwd;
+      }
+      if (s == 0) body.compute += m * (head.embedding_forward.seconds + head.embedding_backward.seconds);
+      if (s == p - 1) body.compute += m * (head.output_forward.seconds + head.output_backward.seconds);
+      ChainCost total = fill + body;
+      const StageLayers layers = stage_layers_of(w, s);
+      auto [exposed, stage_stream] = dp_exposed(w, layers, g, m);
+      if (total.sum() + exposed > best.sum() + best_exposed) best = total, best_exposed = exposed;
+      stream = std::max(stream, stage_stream);
+      if (moe_costs) stream = std::max(stream, link_load(w, layers, g, m, &*moe_costs));
+      // The next stage waits for this one's first chunk (and stage 0's embedding) both ways.
+      fill = fill + first_chunk;
+      if (s == 0) fill.compute += head.embedding_forward.seconds + head.embedding_backward.seconds;
     }
-    if (s == 0) body.compute += m * (head.embedding_forward.seconds + head.embedding_backward.seconds);
-    if (s == p - 1) body.compute += m * (head.output_forward.seconds + head.output_backward.seconds);
-    ChainCost total = fill + drain + body;
-    if (total.sum() > best.sum()) best = total;
-    // The next stage waits for this one's first chunk (and stage 0's embedding) both ways.
-    fill = fill + first_chunk;
-    if (s == 0) fill.compute += head.embedding_forward.seconds + head.embedding_backward.seconds;
   }
   e.compute = best.compute;
   e.tp_comm = best.tp;
   e.cp_comm = best.cp;
   e.ep_comm = best.ep;
-  // Each microbatch passes forward and backward through each chunk (recomputation rides in backward).
-  auto [exposed, gather_stream] = dp_exposed(w, 2 * m * v);
-  e.dp_comm = kCommMargin * exposed;
-  e.lower_bound = std::max(best.sum() + e.dp_comm, kCommMargin * gather_stream);
+  e.dp_comm = kCommMargin * best_exposed;
+  e.lower_bound = std::max(best.sum() + e.dp_comm, kCommMargin * stream);
   return e;
 }
 
@@ -467,9 +806,10 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
 // beside the shared experts with moe.overlap: dispatch. Without that overlap the block also waits for the
 // host (moe.host_*): attention + max(block + dispatch, host) is below what the builder's stall gives,
 // since the contended dispatch is never shorter than ep_seconds' idle one.
-Estimator::LayerChain Estimator::moe_chain(const WorkloadConfig& w, const workload::MoeLayerCosts& moe,
-                                           const ChainCost& cp_fwd, const ChainCost& cp_bwd) {
-  double dispatch = kCommMargin * ep_seconds(w, moe.traffic);
+Estimator::LayerChain Estimator::moe_chain(const WorkloadConfig& w, const RankGroups& g,
+                                           const workload::MoeLayerCosts& moe, const ChainCost& cp_fwd,
+                                           const ChainCost& cp_bwd) {
+  double dispatch = kCommMargin * ep_seconds(w, g, moe.traffic);
   bool overlap = w.moe.overlap == workload::MoeOverlap::dispatch && w.moe.shared_experts > 0;
   // Combined 1F1B runs the steady state's all-to-alls beside the other pass's compute: none counted.
   bool combined = w.moe.overlap == workload::MoeOverlap::combined_1f1b;

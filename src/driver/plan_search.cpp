@@ -124,9 +124,7 @@ class Best {
   std::multiset<double> times_;  // one per group: its best
 };
 
-std::vector<PlanRow> fitting_candidates(const topology::Topology& topo, const Space& space,
-                                        PlanResult& result) {
-  Estimator estimator(topo);
+std::vector<PlanRow> fitting_candidates(Estimator& estimator, const Space& space, PlanResult& result) {
   std::vector<PlanRow> rows;
   result.enumerated = enumerate(
       space,
@@ -248,7 +246,8 @@ PlanResult run_plan(const topology::Topology& topo, const Space& space, const Pl
   auto started = std::chrono::steady_clock::now();
   PlanResult result;
   result.distinct = distinct_key_indices(space, options.distinct);
-  result.rows = fitting_candidates(topo, space, result);
+  Estimator estimator(topo);
+  result.rows = fitting_candidates(estimator, space, result);
   if (options.shards > 1) {  // this shard's rows: every shards-th in lower-bound order
     std::vector<PlanRow> mine;
     for (size_t i = static_cast<size_t>(options.shard); i < result.rows.size();
@@ -283,7 +282,13 @@ PlanResult run_plan(const topology::Topology& topo, const Space& space, const Pl
         next = result.rows.size();
         break;
       }
+      // The refined bound (the whole step's fabric load) may rule this one out alone.
       workload::WorkloadConfig w = resolve(space, result.rows[next].values);
+      estimator.refine(w, result.rows[next].estimate);
+      if (!options.exhaustive && result.rows[next].estimate.lower_bound >= best.kth()) {
+        ++next;
+        continue;
+      }
       pool.start(next++, [&topo, w] { return serialize(simulate_candidate(topo, w)); });
     }
     if (pool.size() == 0) break;

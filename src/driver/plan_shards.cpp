@@ -63,7 +63,8 @@ json row_json(const PlanRow& r) {
               {"tp_comm", e.tp_comm},
               {"dp_comm", e.dp_comm},
               {"cp_comm", e.cp_comm},
-              {"ep_comm", e.ep_comm}}},
+              {"ep_comm", e.ep_comm},
+              {"fabric_load", e.fabric_load}}},
             {"simulated", r.simulated()}};
   if (r.simulated()) {
     const SimOutcome& s = r.sim();
@@ -91,7 +92,8 @@ PlanRow row_from(const json& j) {
                 .tp_comm = e.at("tp_comm").get<double>(),
                 .dp_comm = e.at("dp_comm").get<double>(),
                 .cp_comm = e.value("cp_comm", 0.0),
-                .ep_comm = e.value("ep_comm", 0.0)};  // shards of older builds have no cp_comm
+                .ep_comm = e.value("ep_comm", 0.0),  // shards of older builds have no cp_comm
+                .fabric_load = e.value("fabric_load", 0.0)};
   if (j.at("simulated").get<bool>()) {
     const json& s = j.at("sim");
     SimOutcome o;

@@ -1,5 +1,7 @@
 #include "podsim/network/link_load.hpp"
 
+#include <unordered_map>
+
 #include "podsim/plan/phase_cost.hpp"
 
 namespace podsim::network {
@@ -24,6 +26,26 @@ double idle_plan_time(const topology::Topology& topo, const plan::CommPlan& plan
   double t = 0;
   for (const auto& phase : plan) t += idle_phase_cost(topo, phase).total();
   return t;
+}
+
+LinkSeconds idle_link_seconds(const topology::Topology& topo, const plan::CommPlan& plan) {
+  std::unordered_map<int, size_t> index;  // link direction -> entry
+  LinkSeconds out;
+  topology::Route route;
+  for (const auto& phase : plan)
+    for (const auto& f : phase.flows) {
+      if (plan::moves_nothing(f)) continue;
+      route.clear();
+      topo.router().route(plan::source_vertex(topo, f), plan::target_vertex(topo, f), route);
+      for (const auto& hop : route) {
+        int ld = hop.link * 2 + (hop.forward ? 0 : 1);
+        auto [it, added] = index.emplace(ld, out.size());
+        if (added) out.emplace_back(ld, 0.0);
+        out[it->second].second += f.bytes;
+      }
+    }
+  for (auto& [ld, seconds] : out) seconds /= topo.links[static_cast<size_t>(ld / 2)].effective_bandwidth();
+  return out;
 }
 
 }  // namespace podsim::network

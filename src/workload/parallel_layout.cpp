@@ -51,4 +51,20 @@ std::vector<int> ParallelLayout::expert_dp_group(int pp_rank, int etp_rank, int 
   return g;
 }
 
+ParallelLayout::Position ParallelLayout::position(int device) const {
+  Position at{.tp_rank = device % tp, .cp_rank = device / tp % cp};
+  int outer = device / (tp * cp);  // dp_rank + dp * pp_rank, or pp_rank + pp * dp_rank
+  at.dp_rank = pp_before_dp ? outer / pp : outer % dp;
+  at.pp_rank = pp_before_dp ? outer % pp : outer / dp;
+  return at;
+}
+
+ParallelLayout::ExpertPosition ParallelLayout::expert_position(int device) const {
+  int block = etp * ep;
+  int in_block = device % block;
+  int edp_rank =
+      pp_before_dp ? device / block / pp : (device - this->device(0, 0, 0, position(device).pp_rank)) / block;
+  return {.etp_rank = in_block % etp, .ep_rank = in_block / etp, .edp_rank = edp_rank};
+}
+
 }  // namespace podsim::workload

@@ -12,7 +12,10 @@
 // context-parallel transfers and the optimizer are left out: the bound stays a bound, only looser.
 // Each stage's chain is counted with its own layers (pipeline_split: uneven splits, dense and MoE layers);
 // ring attention's transfers beyond their attention blocks and a MoE layer's dispatch and combine (at one
-// group's idle-network time) are on it.
+// group's idle-network time) are on it. The chains follow pipeline columns (a rank per stage), each rank's
+// collectives timed in its own groups: where stages or groups straddle scale-up domains, some ranks'
+// groups cross the scale-out fabric and rank 0's may not (Estimator::columns). refine() adds, for the
+// candidates about to be simulated, the whole step's load on the busiest link.
 #pragma once
 
 #include <map>
@@ -23,6 +26,7 @@
 
 #include "podsim/calibration/compute_model.hpp"
 #include "podsim/network/collective.hpp"
+#include "podsim/network/link_load.hpp"
 #include "podsim/topology/topology.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/moe_costs.hpp"
@@ -40,25 +44,72 @@ struct CandidateEstimate {
   double cp_comm = 0;      // of which ring-attention transfers their attention blocks cannot hide, or
                            // the all-gather variant's collectives
   double ep_comm = 0;      // of which MoE dispatch and combine not hidden beside the shared experts
+  // Set by Estimator::refine before a candidate is simulated (0 until then): the busiest link's seconds
+  // of the whole step's expert dispatches and data-parallel collectives, every group of every stage. The
+  // lower bound is at least this.
+  double fabric_load = 0;
 };
 
 // Caches what candidates share (schedules' peak activations, collective times).
 class Estimator {
  public:
+  // A stage's transformer layers, MoE layers, and chunks holding at least one of each.
+  struct StageLayers {
+    double layers = 0, layer_chunks = 0, moe = 0, moe_chunks = 0;
+  };
   explicit Estimator(const topology::Topology& topo) : topo_(topo) {}
   double memory(const workload::WorkloadConfig& w);
   CandidateEstimate estimate(const workload::WorkloadConfig& w);
+  // Raises e.lower_bound to the step's fabric load (CandidateEstimate::fabric_load): a bound too slow to
+  // compute for every combination (each EP group's all-to-all routed), asked for only by candidates about
+  // to be simulated.
+  void refine(const workload::WorkloadConfig& w, CandidateEstimate& e);
 
  private:
   double tp_seconds(const workload::WorkloadConfig& w, int kind, double bytes);
-  double dp_seconds(const workload::WorkloadConfig& w, network::CollectiveKind kind, double bytes);
+  // One rank's groups whose collectives the bound times, and the pipeline columns it follows (a column:
+  // one rank per stage, the stages' ranks of one tp x cp x dp position), by layout (plan_bound.cpp).
+  // Groups are interned: a cache key compares an id rather than a few hundred ranks.
+  struct RankGroups {
+    int shard_id = 0, expert_dp_id = 0, ep_id = 0, etp_id = 0;
+  };
+  RankGroups rank_groups(const workload::ParallelConfig& p, bool moe, int device);
+  int intern(std::vector<int> group);
+  std::map<std::vector<int>, int> group_ids_;
+  std::vector<std::vector<int>> groups_;  // by id
+  const std::vector<std::vector<RankGroups>>& columns(const workload::WorkloadConfig& w);
+  std::map<std::tuple<int, int, int, int, int, int, int, int, bool>, std::vector<std::vector<RankGroups>>>
+      columns_;
+  double dp_seconds(const workload::WorkloadConfig& w, const RankGroups& g, network::CollectiveKind kind,
+                    double bytes);
   // The bytes-bound time of a step's all-gathers and reduce-scatters in one shard group, whichever order
   // and overlap they run in: the busiest link's load over its bandwidth.
-  double dp_link_seconds(const workload::WorkloadConfig& w, double gather_bytes, double scatter_bytes);
-  std::map<std::tuple<std::vector<int>, std::string, double, double>, double> dp_link_seconds_;
-  double expert_dp_seconds(const workload::WorkloadConfig& w, network::CollectiveKind kind, double bytes);
-  // (exposed after or before the compute chain, total on the ZeRO-3 gather stream), seconds.
-  std::pair<double, double> dp_exposed(const workload::WorkloadConfig& w, double passes);
+  double dp_link_seconds(const workload::WorkloadConfig& w, const RankGroups& g, double gather_bytes,
+                         double scatter_bytes);
+  std::map<std::tuple<int, std::string, double, double>, double> dp_link_seconds_;
+  double expert_dp_seconds(const workload::WorkloadConfig& w, const RankGroups& g,
+                           network::CollectiveKind kind, double bytes);
+  // One stage's rank's (exposed after or before its compute chain, total on its busiest data-parallel
+  // stream), seconds, with m microbatches.
+  std::pair<double, double> dp_exposed(const workload::WorkloadConfig& w, const StageLayers& layers,
+                                       const RankGroups& g, double m);
+  // Seconds per link direction of the collectives the bound meets, by profile id.
+  std::vector<network::LinkSeconds> profiles_;
+  int profile(network::LinkSeconds links);
+  int group_links(const workload::ParallelConfig& p, int group, network::CollectiveKind kind, double bytes);
+  std::map<std::tuple<int, int, int, double>, int> group_links_;
+  // The busiest link's seconds of one stage's rank's dispatches and data-parallel collectives in a step.
+  double link_load(const workload::WorkloadConfig& w, const StageLayers& layers, const RankGroups& g,
+                   double m, const workload::MoeLayerCosts* moe);
+  double busiest_link(const std::vector<std::pair<int, double>>& parts);
+  // Every group of a stage at once: its EP and ETP groups' dispatch and combine, or its data-parallel
+  // groups' collective of `bytes` ((0) shard groups of the simulated tp ranks, (1) their HSDP replica
+  // all-reduce, (2) expert data-parallel groups); profile ids, cached by layout, stage and bytes.
+  int stage_ep_links(const workload::WorkloadConfig& w, int stage, const workload::MoeTraffic& t);
+  int stage_dp_links(const workload::WorkloadConfig& w, int stage, int which, network::CollectiveKind kind,
+                     double bytes);
+  std::map<std::tuple<std::vector<int>, int, int, int, double, double, double, double>, int> stage_links_;
+  std::vector<double> load_;  // per link direction, all zero
   // Seconds on one stage's chain, by what they are.
   struct ChainCost {
     double compute = 0, tp = 0, cp = 0, ep = 0;
@@ -72,12 +123,19 @@ class Estimator {
     ChainCost forward, backward;  // backward with its recomputation
   };
   double serial_tp(const workload::WorkloadConfig& w, const workload::PassCost& pass);
-  double ep_seconds(const workload::WorkloadConfig& w, const workload::MoeTraffic& t);
-  // ep_seconds by what it depends on (ep, etp, dispatcher, the traffic's bytes): a search meets the same
-  // few many times, and a 64-rank all-to-all's plan routes every pair.
-  std::map<std::tuple<int, int, int, double, double, double, double>, double> ep_seconds_;
-  LayerChain moe_chain(const workload::WorkloadConfig& w, const workload::MoeLayerCosts& moe,
-                       const ChainCost& cp_fwd, const ChainCost& cp_bwd);
+  // A rank's expert-parallel group's dispatch and combine: idle-network seconds, and its link profile.
+  struct EpCost {
+    double seconds = 0;
+    int links = -1;
+  };
+  double ep_seconds(const workload::WorkloadConfig& w, const RankGroups& g, const workload::MoeTraffic& t);
+  const EpCost& ep_cost(const workload::WorkloadConfig& w, const RankGroups& g,
+                        const workload::MoeTraffic& t);
+  // ep_cost by what it depends on (the EP and ETP groups, dispatcher, the traffic's bytes): a search
+  // meets the same few many times, and a 64-rank all-to-all's plan routes every pair.
+  std::map<std::tuple<int, int, int, double, double, double, double>, EpCost> ep_costs_;
+  LayerChain moe_chain(const workload::WorkloadConfig& w, const RankGroups& g,
+                       const workload::MoeLayerCosts& moe, const ChainCost& cp_fwd, const ChainCost& cp_bwd);
   // ZeRO-2/3 with dp_overlap: the overlap_compute_slowdown of the compute beside the sharding traffic, with
   // the seconds per layer and pass of the kernels it surely stretches (plan_bound.cpp).
   struct ShardingSlowdown {
@@ -86,9 +144,9 @@ class Estimator {
   };
   ShardingSlowdown sharding_slowdown(const workload::WorkloadConfig& w, const workload::LayerCosts& dense,
                                      const workload::MoeLayerCosts* moe);
-  std::pair<double, double> chunk_slowdown(const workload::WorkloadConfig& w, const ShardingSlowdown& s,
-                                           long long layers, long long moe_layers, double windowed,
-                                           double window_forward, double window_backward);
+  std::pair<double, double> chunk_slowdown(const workload::WorkloadConfig& w, const RankGroups& g,
+                                           const ShardingSlowdown& s, long long layers, long long moe_layers,
+                                           double windowed, double window_forward, double window_backward);
   // Idle-network seconds of one context-parallel ring step of that many bytes (one ring, rank 0's).
   double cp_step_seconds(const workload::WorkloadConfig& w, double bytes);
   // Idle-network seconds of one all-gather variant collective over the first context-parallel group.
@@ -99,9 +157,10 @@ class Estimator {
   // (schedule, p, m, v, combined, microbatch group) -> peak passes in flight per stage
   std::map<std::tuple<int, int, int, int, bool, int>, std::vector<int>> peaks_;
   std::map<std::tuple<int, int, double>, double> collectives_;  // (tp, kind, bytes)
-  double group_seconds(const network::Collective& c);
-  // (group, kind, algorithm, protocol, bytes) -> idle-network seconds
-  std::map<std::tuple<std::vector<int>, int, int, int, double>, double> group_seconds_;
+  // A data-parallel collective's idle-network seconds in an interned group (shard_collective's algorithm).
+  double group_seconds(const workload::ParallelConfig& p, int group, network::CollectiveKind kind,
+                       double bytes);
+  std::map<std::tuple<int, int, int, double>, double> group_seconds_;
 };
 
 }  // namespace podsim::driver

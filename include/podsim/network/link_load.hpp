@@ -5,6 +5,7 @@
 // against and as the fast path for `podsim collective`.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "podsim/plan/flow.hpp"
@@ -23,5 +24,11 @@ struct PhaseCost {
 
 PhaseCost idle_phase_cost(const topology::Topology& topo, const plan::CommPhase& phase);
 double idle_plan_time(const topology::Topology& topo, const plan::CommPlan& plan);
+
+// Seconds each link direction (link * 2 + (forward ? 0 : 1)) needs for all of a plan's bytes at its
+// effective bandwidth, whatever order its phases run in: traffic that must all cross a link takes at least
+// that long. Sparse, in first-use order.
+using LinkSeconds = std::vector<std::pair<int, double>>;
+LinkSeconds idle_link_seconds(const topology::Topology& topo, const plan::CommPlan& plan);
 
 }  // namespace podsim::network

@@ -43,6 +43,16 @@ struct ParallelLayout {
   std::vector<int> ep_group(int pp_rank, int etp_rank, int edp_rank) const;
   std::vector<int> etp_group(int pp_rank, int ep_rank, int edp_rank) const;
   std::vector<int> expert_dp_group(int pp_rank, int etp_rank, int ep_rank) const;
+
+  // A device's coordinates, the inverse of device() and expert_device().
+  struct Position {
+    int tp_rank = 0, cp_rank = 0, dp_rank = 0, pp_rank = 0;
+  };
+  struct ExpertPosition {
+    int etp_rank = 0, ep_rank = 0, edp_rank = 0;
+  };
+  Position position(int device) const;
+  ExpertPosition expert_position(int device) const;
 };
 
 }  // namespace podsim::workload

@@ -36,10 +36,7 @@ StepBuilder::StepBuilder(const topology::Topology& topo, const WorkloadConfig& w
                     "Core requires virtual pipeline stages for it when pipelined); virtual_stages "
                     "is {}",
                     w.file, p_, v_));
-  // TP ranks whose traffic shares rank 0's NIC (one on a DGX A100, two on a DGX-2H) are not folded.
-  for (int peer : topo.rail_peers(layout_.device(0, 0, 0, 0)))
-    if (peer < layout_.tp) rail_ranks_.push_back(peer);
-  if (rail_ranks_.empty()) rail_ranks_ = {0};
+  rail_ranks_ = simulated_tp_ranks(topo, layout_);
 }
 
 StepPlan StepBuilder::describe() {
@@ -356,6 +353,14 @@ std::vector<std::string> StepBuilder::notes() const {
 }  // namespace podsim::workload::megatron
 
 namespace podsim::workload {
+
+std::vector<int> simulated_tp_ranks(const topology::Topology& topo, const ParallelLayout& layout) {
+  std::vector<int> out;
+  for (int peer : topo.rail_peers(layout.device(0, 0, 0, 0)))
+    if (peer < layout.tp) out.push_back(peer);
+  if (out.empty()) out = {0};
+  return out;
+}
 
 StepPlan build_megatron_step(const topology::Topology& topo, const WorkloadConfig& w, int micro_batch,
                              int virtual_stages) {

@@ -46,6 +46,10 @@ std::unique_ptr<WorkloadModel> make_megatron_model(const ConfigNode& root, const
                                                    const topology::Topology& topo);
 
 // The summary.csv columns its StepPlan::settings fills (the registry merges every kind's list).
+// The tp ranks whose traffic the step builder simulates rather than folds onto rank 0's: those sharing rank
+// 0's NIC (one on a DGX A100 or H100, two on a DGX-2H). Their data-parallel groups are the ones it runs.
+std::vector<int> simulated_tp_ranks(const topology::Topology& topo, const ParallelLayout& layout);
+
 inline std::vector<std::string> megatron_setting_columns() {
   return {"model_params_billion", "tp",          "pp",           "dp",           "schedule",
           "virtual_stages",       "micro_batch", "global_batch", "microbatches", "recompute",

@@ -53,6 +53,34 @@ TEST(Engine, CollectiveOnIdleNetworkMatchesClosedForm) {
   EXPECT_NEAR(cost.transfer, 2.0 * 3 / 4 * 1e9 / nic, 1e-9);
 }
 
+// idle_link_seconds gives each link direction's seconds for all of a plan's bytes; its busiest equals the
+// closed form's transfer of a one-phase plan, and LinkLoadSum adds profiles (each some times over) and reads
+// the busiest direction: two transfers of the same flow take twice as long, one on another rail does not
+// add to it.
+TEST(Engine, LinkSecondsSumAcrossPlans) {
+  auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "4"}});
+  auto plan = network::plan_collective(
+      topo, make_collective(network::CollectiveKind::all_reduce, {0, 8, 16, 24}, 1e9));
+  auto profile = network::idle_link_seconds(topo, plan);
+  double busiest = 0;
+  for (const auto& [ld, seconds] : profile) busiest = std::max(busiest, seconds);
+  EXPECT_NEAR(busiest, network::idle_phase_cost(topo, plan[0]).transfer, 1e-12);
+  network::LinkLoadSum sum(topo);
+  sum.add(profile, 2);
+  EXPECT_NEAR(sum.busiest_and_clear(), 2 * busiest, 1e-12);
+  EXPECT_EQ(sum.busiest_and_clear(), 0);  // cleared
+  plan::CommPlan rail0{plan::CommPhase{.flows = {{0, 8, 1e9}}}},
+      rail1{plan::CommPhase{.flows = {{1, 9, 1e9}}}};
+  auto one = network::idle_link_seconds(topo, rail0);
+  sum.add(one, 1);
+  sum.add(network::idle_link_seconds(topo, rail1), 1);
+  double alone = network::idle_phase_cost(topo, rail0[0]).transfer;
+  EXPECT_NEAR(sum.busiest_and_clear(), alone, 1e-12);
+  sum.add(one, 1);
+  sum.add(one, 1);
+  EXPECT_NEAR(sum.busiest_and_clear(), 2 * alone, 1e-12);
+}
+
 TEST(Engine, TwoFlowsOnOneLinkTakeTwiceAsLong) {
   auto topo = podsim::testing::preset("dgx-a100-superpod", {{"nodes", "2"}});
   plan::CommPhase one;

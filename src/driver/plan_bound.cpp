@@ -193,19 +193,11 @@ double Estimator::link_load(const WorkloadConfig& w, const StageLayers& layers, 
   return busiest_link(parts);
 }
 
-// The busiest link direction's seconds of the profiles, each `times` over (cached).
+// The busiest link direction's seconds of the profiles, each `times` over.
 double Estimator::busiest_link(const std::vector<std::pair<int, double>>& parts) {
-  if (parts.empty()) return 0;
-  if (load_.size() < topo_.links.size() * 2) load_.assign(topo_.links.size() * 2, 0.0);
-  std::vector<int> touched;
-  for (const auto& [id, times] : parts)
-    for (const auto& [ld, seconds] : profiles_[static_cast<size_t>(id)]) {
-      if (load_[static_cast<size_t>(ld)] == 0) touched.push_back(ld);
-      load_[static_cast<size_t>(ld)] += times * seconds;
-    }
-  double busiest = 0;
-  for (int ld : touched) busiest = std::max(busiest, std::exchange(load_[static_cast<size_t>(ld)], 0.0));
-  return busiest;
+  if (!load_) load_.emplace(topo_);
+  for (const auto& [id, times] : parts) load_->add(profiles_[static_cast<size_t>(id)], times);
+  return load_->busiest_and_clear();
 }
 
 namespace {
@@ -229,8 +221,8 @@ int Estimator::stage_ep_links(const WorkloadConfig& w, int stage, const workload
   bool a2a = w.moe.dispatcher != workload::MoeDispatcher::allgather;
   plan::CommPlan all;  // the order does not matter: only each link's total bytes
   auto add = [&](const plan::CommPlan& plan) { all.insert(all.end(), plan.begin(), plan.end()); };
-  // As StepBuilder::ep_phases: each pass's dispatch and combine (mirrors: the same bytes on the same links).
-  for (int pass = 0; pass < 2; ++pass) {
+  // As StepBuilder::ep_phases: one dispatch (half 0) and one combine (half 1), of every group.
+  for (int half = 0; half < 2; ++half) {
     if (p.ep > 1)
       for (int o = 0; o < p.etp * edp; ++o) {
         auto g = layout.ep_group(stage, o % p.etp, o / p.etp);
@@ -240,7 +232,7 @@ int Estimator::stage_ep_links(const WorkloadConfig& w, int stage, const workload
         else
           add(network::plan_collective(topo_,
                                        network::make_collective(a2a         ? CollectiveKind::all_to_all
-                                                                : pass == 0 ? CollectiveKind::all_gather
+                                                                : half == 0 ? CollectiveKind::all_gather
                                                                             : CollectiveKind::reduce_scatter,
                                                                 g, t.dispatch_bytes)));
       }
@@ -248,7 +240,7 @@ int Estimator::stage_ep_links(const WorkloadConfig& w, int stage, const workload
       for (int o = 0; o < p.ep * edp; ++o)
         add(network::plan_collective(
             topo_,
-            network::make_collective(pass == 0 ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter,
+            network::make_collective(half == 0 ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter,
                                      layout.etp_group(stage, o % p.ep, o / p.ep), t.etp_bytes)));
   }
   int id = profile(network::idle_link_seconds(topo_, all));

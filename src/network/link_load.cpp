@@ -1,6 +1,8 @@
 #include "podsim/network/link_load.hpp"
 
+#include <algorithm>
 #include <unordered_map>
+#include <utility>
 
 #include "podsim/plan/phase_cost.hpp"
 
@@ -46,6 +48,21 @@ LinkSeconds idle_link_seconds(const topology::Topology& topo, const plan::CommPl
     }
   for (auto& [ld, seconds] : out) seconds /= topo.links[static_cast<size_t>(ld / 2)].effective_bandwidth();
   return out;
+}
+
+void LinkLoadSum::add(const LinkSeconds& profile, double times) {
+  for (const auto& [ld, seconds] : profile) {
+    auto& load = load_[static_cast<size_t>(ld)];
+    if (load == 0) touched_.push_back(ld);
+    load += times * seconds;
+  }
+}
+
+double LinkLoadSum::busiest_and_clear() {
+  double busiest = 0;
+  for (int ld : touched_) busiest = std::max(busiest, std::exchange(load_[static_cast<size_t>(ld)], 0.0));
+  touched_.clear();
+  return busiest;
 }
 
 }  // namespace podsim::network

@@ -109,7 +109,7 @@ class Estimator {
   int stage_dp_links(const workload::WorkloadConfig& w, int stage, int which, network::CollectiveKind kind,
                      double bytes);
   std::map<std::tuple<std::vector<int>, int, int, int, double, double, double, double>, int> stage_links_;
-  std::vector<double> load_;  // per link direction, all zero
+  std::optional<network::LinkLoadSum> load_;
   // Seconds on one stage's chain, by what they are.
   struct ChainCost {
     double compute = 0, tp = 0, cp = 0, ep = 0;

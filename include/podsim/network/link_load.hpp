@@ -31,4 +31,17 @@ double idle_plan_time(const topology::Topology& topo, const plan::CommPlan& plan
 using LinkSeconds = std::vector<std::pair<int, double>>;
 LinkSeconds idle_link_seconds(const topology::Topology& topo, const plan::CommPlan& plan);
 
+// Sums such profiles, each a number of times over, and reads the busiest link direction: the least time
+// that traffic takes, whatever order it runs in. One buffer the size of the fabric, reused.
+class LinkLoadSum {
+ public:
+  explicit LinkLoadSum(const topology::Topology& topo) : load_(topo.links.size() * 2, 0.0) {}
+  void add(const LinkSeconds& profile, double times);
+  double busiest_and_clear();  // seconds; the sum starts again from zero
+
+ private:
+  std::vector<double> load_;  // per link direction
+  std::vector<int> touched_;
+};
+
 }  // namespace podsim::network

@@ -68,8 +68,9 @@ std::string collective_from_file_name(const std::string& name) {
 }
 
 std::string nccl_version_from_code(const std::string& code) {
-  // NCCL_VERSION_CODE is major*10000 + minor*100 + patch since NCCL 2.9.
-  if (!is_unsigned_integer(code) || code.size() < 5) return code;
+  // NCCL_VERSION_CODE is major*10000 + minor*100 + patch since NCCL 2.9: five or six digits. Anything
+  // longer is no such code (and would overflow a long): kept as written.
+  if (!is_unsigned_integer(code) || code.size() < 5 || code.size() > 9) return code;
   long v = std::stol(code);
   return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
 }

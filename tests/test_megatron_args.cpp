@@ -210,4 +210,15 @@ TEST(MegatronArgs, BadValuesNameTheArgument) {
             "cmd");
       }).find("--num-layers-per-virtual-pipeline-stage 2"),
       std::string::npos);
+  // Numbers too large for any model are named (before: "internal error: stoll"; a repeat count of 1e11
+  // built its list for minutes).
+  EXPECT_NE(error_of([] {
+              driver::parse_megatron_args("--window-size 99999999999999999999,0", "cmd");
+            }).find("cmd: --window-size '99999999999999999999,0': 99999999999999999999 is out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              driver::parse_megatron_args("--window-size 127,0 --window-attn-skip-freq [1,0]*99999999999",
+                                          "cmd");
+            }).find("one entry per layer"),
+            std::string::npos);
 }

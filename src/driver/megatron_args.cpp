@@ -172,6 +172,10 @@ void MegatronMapper::sliding_window() {
         fmt::format("{}: --window-size '{}': expected two integers 'left,right' (Megatron's "
                     "tuple, e.g. 127,0)",
                     source_, *size));
+  for (int i : {1, 2})
+    if (m[i].str().size() > 10)  // a sign and nine digits: any window a model has, and no overflow below
+      throw InputError(fmt::format("{}: --window-size '{}': {} is out of range for a window in tokens",
+                                   source_, *size, m[i].str()));
   long long left = std::stoll(m[1].str()), right = std::stoll(m[2].str());
   if (left < 0) return;  // (-1, 0): no window
   if (right != 0)
@@ -191,7 +195,15 @@ void MegatronMapper::sliding_window() {
     std::vector<bool> once;
     for (char c : m[1].str())
       if (c == '0' || c == '1') once.push_back(c == '1');
-    for (long long r = 0; r < std::stoll(m[2].str()); ++r)
+    // Megatron's list has one entry per layer: a pattern longer than any model is a typo, refused before
+    // it is built (the search for its period is quadratic in its length).
+    constexpr size_t kMostLayers = 10000;
+    if (m[2].str().size() > 6 || once.size() * std::stoull(m[2].str()) > kMostLayers)
+      throw InputError(
+          fmt::format("{}: --window-attn-skip-freq {}: {} layers; Megatron's list has one "
+                      "entry per layer (at most {} here)",
+                      source_, *skip, m[2].str() + " x " + std::to_string(once.size()), kMostLayers));
+    for (unsigned long long r = 0; r < std::stoull(m[2].str()); ++r)
       pattern.insert(pattern.end(), once.begin(), once.end());
   }
   auto every = pattern.empty() ? std::nullopt : workload::full_attention_every_of(pattern);

@@ -60,7 +60,7 @@ TEST(SharedFabric, BadPlacementsAreClearErrors) {
               driver::place_jobs(8, {3}, Placement::explicit_, {{0, 1}});
             }).find("needs 3"),
             std::string::npos);
-  for (const char* bad : {"", "a-b", "3-1", "1,,2", "-1", "2x"})
+  for (const char* bad : {"", "a-b", "3-1", "1,,2", "-1", "2x", "0-2147483647", "99999999999"})
     EXPECT_NE(error_of([&] { driver::parse_node_list(bad, "--job-nodes"); }).find("--job-nodes"),
               std::string::npos)
         << bad;

@@ -69,6 +69,11 @@ std::vector<int> parse_node_list(const std::string& text, const std::string& fla
       int a = std::stoi(part, &used);
       int b = dash == std::string::npos ? a : std::stoi(part.substr(dash + 1));
       if (a < 0 || b < a || (dash == std::string::npos && used != part.size())) throw bad();
+      // More servers than any fabric holds is a typo (and 0-2147483647 would never end): refused before
+      // the list is built.
+      constexpr long long kMostServers = 1000000;
+      if (static_cast<long long>(b) - a + 1 + static_cast<long long>(out.size()) > kMostServers)
+        throw InputError(fmt::format("{} {}: {} lists more than {} servers", flag, text, part, kMostServers));
       for (int n = a; n <= b; ++n) out.push_back(n);
     } catch (const std::logic_error&) {
       throw bad();

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "podsim/cli/exit_status.hpp"
+#include "podsim/cli/huge_page_heap.hpp"
 #include "podsim/core/error.hpp"
 
 namespace {
@@ -43,4 +44,19 @@ TEST(ExitStatus, AnyOtherExceptionIsAnInternalError) {
   auto [code2, text2] = report(std::logic_error("x"));
   EXPECT_EQ(code2, 1);
   EXPECT_EQ(text2.find("invariant"), std::string::npos) << text2;
+}
+
+// `podsim plan` restarts itself with malloc on transparent huge pages (cli/huge_page_heap.cpp) unless the
+// environment already chooses or the kernel has none to give.
+TEST(HugePageHeap, TunablesAddTheHugePageSettingOnlyWhereItHelps) {
+  using podsim::cli::huge_page_tunables;
+  EXPECT_EQ(huge_page_tunables(nullptr, "always [madvise] never"), "glibc.malloc.hugetlb=1");
+  EXPECT_EQ(huge_page_tunables(nullptr, "[always] madvise never"), "glibc.malloc.hugetlb=1");
+  EXPECT_EQ(huge_page_tunables("glibc.malloc.arena_max=2", "always [madvise] never"),
+            "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
+  EXPECT_EQ(huge_page_tunables(nullptr, "always madvise [never]"), std::nullopt);
+  EXPECT_EQ(huge_page_tunables(nullptr, ""), std::nullopt);  // no such file
+  // Already set (the restarted process; or a user's opt-out with =0): left alone, so it restarts once.
+  EXPECT_EQ(huge_page_tunables("glibc.malloc.hugetlb=1", "always [madvise] never"), std::nullopt);
+  EXPECT_EQ(huge_page_tunables("glibc.malloc.hugetlb=0", "always [madvise] never"), std::nullopt);
 }

@@ -6,10 +6,12 @@
 
 #include "podsim/cli/commands.hpp"
 #include "podsim/cli/exit_status.hpp"
+#include "podsim/cli/huge_page_heap.hpp"
 #include "podsim/cli/unknown_command.hpp"
 #include "podsim/core/version.hpp"
 
 int main(int argc, char** argv) {
+  podsim::cli::restart_plan_with_huge_page_heap(argc, argv);
   CLI::App app{
       "podsim: simulate one training step of a large model on a cluster and predict its step time,\n"
       "TFLOP/s per device, MFU, memory per device and where the time goes."};

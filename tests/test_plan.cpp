@@ -158,6 +158,43 @@ TEST(Plan, RecomputeModulesHoldForTheSelectiveCandidates) {
   EXPECT_NO_THROW(workload_space(pod, source_path("workloads/deepseek-v3.yaml"), {}, {}));
 }
 
+// A MoE model with a fixed tp > 1 needs sequence parallelism: the search reads its base with it on (it
+// stopped with "a MoE model with tp=2 needs sequence_parallel: true", about a key the user did not set),
+// and every candidate keeps it.
+TEST(Plan, FixedTensorParallelMoeSearchesWithSequenceParallelism) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "8"}});
+  Space s = workload_space(topo, source_path("workloads/mixtral-8x7b.yaml"), {{"parallel.tp", "2"}},
+                           {"parallel.tp"});
+  driver::SkipCounts skipped;
+  long long candidates = 0;
+  driver::enumerate(
+      s,
+      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+        ++candidates;
+        EXPECT_EQ(w.parallel.tp, 2);
+        EXPECT_TRUE(w.parallel.sequence_parallel);
+      },
+      skipped);
+  EXPECT_GT(candidates, 0);
+}
+
+// A --set that leaves a key of the file unused warns once, above the plan's table (the reader prints
+// nothing: WorkloadConfig::warnings).
+TEST(Plan, WarningsOfTheWorkloadArePrintedOnce) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "1"}});
+  ConfigNode root = ConfigNode::load_file(kLlama8b);
+  root.apply_override("training.recompute", "selective", "test");
+  root.apply_override("training.recompute_modules", "[mlp]", "test");
+  root.apply_override("training.recompute", "full", "--set workload.training.recompute=full");
+  root.apply_override("parallel.tp", "1", "--set workload.parallel.tp=1");
+  Space s = driver::read_space(root, kLlama8b, topo, true, {"parallel.tp", "training.recompute"});
+  ASSERT_EQ(s.base.warnings.size(), 1u);
+  driver::PlanResult none;
+  std::string printed = printed_plan(s, none, 1);
+  EXPECT_EQ(printed.find("warning: "), 0u) << printed;
+  EXPECT_NE(printed.find("training.recompute_modules): unused"), std::string::npos) << printed;
+}
+
 // dp fills the devices left by tp x cp x pp, or, where that many replicas do not divide the global batch,
 // the most that do (the rest idle): 24 GPUs and a batch of 128 run 16 replicas at tp 1, 8 at tp 2 (12 do
 // not divide 128 either), 4 at tp 4 (6 do not) and 2 at tp 8 (3 do not); before, none of them was a

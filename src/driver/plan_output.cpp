@@ -139,6 +139,7 @@ std::string explain_winner(const PlanResult& result) {
 }
 
 void print_plan(std::FILE* out, const Space& space, const PlanResult& result, int top) {
+  for (const auto& w : space.base.warnings) fmt::print(out, "warning: {}\n", w);
   std::vector<size_t> shown = result.group_bests();
   if (shown.size() > static_cast<size_t>(top)) shown.resize(static_cast<size_t>(top));
   // The table names only the keys that differ among its rows; the others once above it.

@@ -205,7 +205,15 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
   for (const auto& c : s.keys) {
     if (!c.searched) continue;
     const std::string path = c.key->path;
-    root.apply_override(path, kNeutral.at(path), fmt::format("plan: {} searched", path));
+    std::string neutral = kNeutral.at(path);
+    // A fixed tp > 1 on a MoE model needs sequence parallelism (Megatron-Core routes each TP rank's
+    // sequence shard): the base reads it on, and the candidates without it are skipped one by one.
+    bool tp_fixed = std::none_of(s.keys.begin(), s.keys.end(),
+                                 [](const auto& k) { return k.searched && k.key->path == "parallel.tp"; });
+    if (path == "parallel.sequence_parallel" && tp_fixed && root.has("moe") && par && par->has("tp") &&
+        par->positive_integer("tp") > 1)
+      neutral = "true";
+    root.apply_override(path, neutral, fmt::format("plan: {} searched", path));
     // The interleaved schedule needs pp > 1: the neutral pp 1 runs 1F1B until a candidate sets both.
     if ((path == "parallel.pp" || path == "parallel.virtual_stages") && s.context.schedule_explicit)
       root.apply_override("parallel.schedule", "1f1b", "plan: schedule follows virtual_stages");

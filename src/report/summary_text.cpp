@@ -30,6 +30,7 @@ std::string human_summary(const RunResult& r) {
         "counted above\n",
         r.server_usage);
   if (!p.description.empty()) out += fmt::format("  setup        {}\n", p.description);
+  for (const auto& w : p.warnings) out += fmt::format("  warning      {}\n", w);
   for (const auto& h : p.hints) out += fmt::format("  hint         {}\n", h);
   if (r.devices() > 0 && r.devices() < r.topology_devices)  // e.g. dp: auto chose a divisor of the batch
     out += fmt::format("  idle         {} of the {} devices run nothing (the parallel layout uses {})\n",

@@ -57,6 +57,7 @@ struct StepPlan {
   std::vector<KernelCost> kernels;  // per-kernel detail
   std::vector<std::string> notes;   // modelling choices and what is not modelled
   std::vector<std::string> hints;   // what the user could change, on the terminal (also in notes as "hint: ")
+  std::vector<std::string> warnings;  // about the input (a key left unused), on the terminal and in notes
   // Workload-specific figures for the human summary and result.json, e.g. ("all_to_all_share", 0.3).
   std::vector<std::pair<std::string, double>> metrics;
 };

@@ -82,6 +82,8 @@ StepPlan StepBuilder::describe() {
   plan.notes = notes();
   plan.hints = nvlink_domain_hints();
   for (const auto& h : plan.hints) plan.notes.push_back("hint: " + h);
+  plan.warnings = w_.warnings;
+  for (const auto& warning : plan.warnings) plan.notes.push_back("warning: " + warning);
   append_kernels(plan.kernels, "layer forward", layer_.forward);
   append_kernels(plan.kernels, "layer recompute", layer_.recompute);
   append_kernels(plan.kernels, "layer backward", layer_.backward);

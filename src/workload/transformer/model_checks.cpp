@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -67,10 +66,11 @@ void require_gpt_layer(const ModelConfig& m, const ConfigNode& model, const char
   if (!m.linear_bias) reject("linear_bias", "true");
 }
 
-void warn_inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& m, std::ostream& out) {
+std::vector<std::string> inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& m) {
+  std::vector<std::string> out;
   auto stated_and_kept = [&](const char* key) { return model.has(key) && !overridden(model, key); };
   auto warn = [&](const char* key, long long value, const std::string& why) {
-    out << fmt::format("warning: {}: {} is kept from the file, but {}\n", model.where(key), value, why);
+    out.push_back(fmt::format("{}: {} is kept from the file, but {}", model.where(key), value, why));
   };
   bool hidden = overridden(model, "hidden"), heads = overridden(model, "heads");
   if (hidden && stated_and_kept("ffn_hidden") && m.ffn_hidden != 4 * m.hidden)
@@ -85,6 +85,7 @@ void warn_inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& 
     warn("kv_heads", m.kv_heads,
          fmt::format("--set model.heads={} changes the query heads per group to {}; set model.kv_heads too",
                      m.heads, m.kv_heads ? m.heads / m.kv_heads : 0));
+  return out;
 }
 
 }  // namespace podsim::workload

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -41,7 +40,7 @@ void set_module(RecomputeModules& r, const std::string& name) {
 }  // namespace
 
 RecomputeModules read_recompute_modules(const ConfigNode& train, Recompute recompute, const ModelConfig& m,
-                                        const ParallelConfig& p) {
+                                        const ParallelConfig& p, std::vector<std::string>& warnings) {
   RecomputeModules r;
   if (!train.has("recompute_modules")) return r;
   auto set_by_flag = [&](const char* key) { return train.where(key).rfind("--set", 0) == 0; };
@@ -49,10 +48,9 @@ RecomputeModules read_recompute_modules(const ConfigNode& train, Recompute recom
     // --set training.recompute=full on a file that recomputes selected modules: the list says what its
     // selective recomputed, and Megatron-LM reads --recompute-modules only with --recompute-granularity
     // selective, so it goes unused rather than refusing a run the flag cannot otherwise express.
-    std::cerr << fmt::format(
-        "warning: {}: unused: {} recomputes no modules by name (the list applies to "
-        "recompute: selective)\n",
-        train.where("recompute_modules"), train.where("recompute"));
+    warnings.push_back(
+        fmt::format("{}: unused: {} recomputes no modules by name (the list applies to recompute: selective)",
+                    train.where("recompute_modules"), train.where("recompute")));
     train.at("recompute_modules");  // read, and unused
     return r;
   }

@@ -341,7 +341,8 @@ WorkloadConfig read_transformer_workload(const ConfigNode& root, int devices, in
   w.training.micro_batch = mb;
   w.training.precision = read_precision(train);
   w.training.recompute = read_recompute(train);
-  w.training.recompute_modules = read_recompute_modules(train, w.training.recompute, w.model, w.parallel);
+  w.training.recompute_modules =
+      read_recompute_modules(train, w.training.recompute, w.model, w.parallel, w.warnings);
   w.training.fused_cross_entropy =
       train.choice_or("cross_entropy", {"unfused", "fused"}, "unfused") == "fused";
   w.training.fp8_fast_accumulation =

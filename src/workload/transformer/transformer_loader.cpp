@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <iostream>
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
@@ -51,7 +50,8 @@ WorkloadConfig read_transformer_on(const ConfigNode& root, const std::string& fi
   resolve_fp8_layout(w.training, topo.device);
   resolve_attention_library(root.child("training"), w.training, topo.device_profile);
   if (w.moe.enabled()) check_dispatcher_sms_on_device(root, w.moe, topo.device);
-  warn_inconsistent_derived_keys(root.child("model"), w.model, std::cerr);
+  for (auto& warning : inconsistent_derived_keys(root.child("model"), w.model))
+    w.warnings.push_back(std::move(warning));
   w.kind = "transformer_lm";
   w.file = file;
   return w;

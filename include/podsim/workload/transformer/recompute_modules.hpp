@@ -35,8 +35,9 @@ namespace podsim::workload {
 // Reads training.recompute_modules (a list of module names; default [core_attn]). `recompute` is the
 // already-read training.recompute; the list is an error without selective, for a module podsim does not
 // model, for mla_up_proj without model.attention: mla, and without core_attn under context parallelism.
+// A list a --set of recompute leaves unused is a warning, appended to `warnings`.
 RecomputeModules read_recompute_modules(const ConfigNode& train, Recompute recompute, const ModelConfig& m,
-                                        const ParallelConfig& p);
+                                        const ParallelConfig& p, std::vector<std::string>& warnings);
 
 // The check that depends on the parallel layout (core_attn under context parallelism), again for each
 // candidate of a search, where recompute and cp change after the file was read (`train`: the node named).

@@ -233,6 +233,9 @@ struct WorkloadConfig {
   ParallelConfig parallel;
   TrainingConfig training;
   MoeConfig moe;  // disabled (experts 0) without a `moe:` section
+  // What the reader accepted but the user should know ("file:line: key: ... unused"): the step plan
+  // carries them to the summary and to result.json's notes; the reader prints nothing itself.
+  std::vector<std::string> warnings;
 };
 
 // Stages before replicas with a moe: section where Megatron-Core refuses it: pp > 1 and ep x etp != tp x cp
@@ -260,9 +263,9 @@ Recompute read_recompute(const ConfigNode& train);
 // peak for `precision`, so that `fp8` on an A100 is reported where it was written.
 void check_precision_on_device(const ConfigNode& train, topology::Precision precision,
                                const topology::DeviceSpec& device, const std::string& topology_file);
-// Warnings (to `out`) for each key the file states explicitly that an override of a key it is derived
-// from (hidden, heads) left inconsistent: e.g. --set model.hidden=6144 on a file with ffn_hidden: 49152.
-void warn_inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& m, std::ostream& out);
+// A warning for each key the file states explicitly that an override of a key it is derived from
+// (hidden, heads) left inconsistent: e.g. --set model.hidden=6144 on a file with ffn_hidden: 49152.
+std::vector<std::string> inconsistent_derived_keys(const ConfigNode& model, const ModelConfig& m);
 // training.fp8_transposed_copies from the device: false on Blackwell, true otherwise (an unknown
 // architecture is taken as Hopper-like, the conservative choice).
 void resolve_fp8_layout(TrainingConfig& t, const topology::DeviceSpec& device);

@@ -10,6 +10,7 @@
 #include "podsim/workload/parallel_layout.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer/context_parallel.hpp"
+#include "podsim/workload/transformer/expert_phases.hpp"
 #include "podsim/workload/transformer/gradient_buckets.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/megatron_builder.hpp"
@@ -215,34 +216,12 @@ int Estimator::stage_ep_links(const WorkloadConfig& w, int stage, const workload
   auto key = std::make_tuple(layout_key(p), stage, 3, static_cast<int>(w.moe.dispatcher), t.dispatch_bytes,
                              t.etp_bytes, t.flex_to_each_remote_peer, t.flex_to_each_local_peer);
   if (auto it = stage_links_.find(key); it != stage_links_.end()) return it->second;
-  using network::CollectiveKind;
-  const auto layout = workload::rank_layout(p);
-  const int edp = layout.expert_dp();
-  bool a2a = w.moe.dispatcher != workload::MoeDispatcher::allgather;
-  plan::CommPlan all;  // the order does not matter: only each link's total bytes
-  auto add = [&](const plan::CommPlan& plan) { all.insert(all.end(), plan.begin(), plan.end()); };
-  // As StepBuilder::ep_phases: one dispatch (half 0) and one combine (half 1), of every group.
-  for (int half = 0; half < 2; ++half) {
-    if (p.ep > 1)
-      for (int o = 0; o < p.etp * edp; ++o) {
-        auto g = layout.ep_group(stage, o % p.etp, o / p.etp);
-        if (w.moe.dispatcher == workload::MoeDispatcher::flex)
-          add({network::plan_hierarchical_dispatch(
-              topo_, {g, t.flex_to_each_remote_peer, t.flex_to_each_local_peer})});
-        else
-          add(network::plan_collective(topo_,
-                                       network::make_collective(a2a         ? CollectiveKind::all_to_all
-                                                                : half == 0 ? CollectiveKind::all_gather
-                                                                            : CollectiveKind::reduce_scatter,
-                                                                g, t.dispatch_bytes)));
-      }
-    if (p.etp > 1)
-      for (int o = 0; o < p.ep * edp; ++o)
-        add(network::plan_collective(
-            topo_,
-            network::make_collective(half == 0 ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter,
-                                     layout.etp_group(stage, o % p.ep, o / p.ep), t.etp_bytes)));
-  }
+  // Every dispatch and combine of the stage's groups, as the step builder runs them; the order does not
+  // matter here, only each link's total bytes.
+  auto phases = workload::expert_phases(topo_, w, workload::rank_layout(p), stage, t);
+  plan::CommPlan all;
+  for (const auto* half : {&phases.dispatch, &phases.combine})
+    for (const auto& plan : *half) all.insert(all.end(), plan.begin(), plan.end());
   int id = profile(network::idle_link_seconds(topo_, all));
   stage_links_.emplace(std::move(key), id);
   return id;
@@ -261,7 +240,8 @@ int Estimator::stage_dp_links(const WorkloadConfig& w, int stage, int which, net
     all.insert(all.end(), plan.begin(), plan.end());
   };
   if (which == 2) {  // StepBuilder::expert_dp_plan: every (etp, ep) rank's group
-    for (int o = 0; o < p.etp * p.ep; ++o) add(layout.expert_dp_group(stage, o % p.etp, o / p.etp), kind);
+    for (const auto& g : workload::expert_groups(p, layout, stage, workload::ExpertGroups::expert_data))
+      add(g, kind);
   } else {  // StepBuilder::shard_collective / replica_all_reduce over the simulated tp ranks
     size_t n = p.zero > 0 && p.shard_group > 0 ? static_cast<size_t>(p.shard_group) * p.cp
                                                : static_cast<size_t>(p.dp) * p.cp;

@@ -23,6 +23,7 @@
 #include "podsim/workload/parallel_layout.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/step_plan.hpp"
+#include "podsim/workload/transformer/expert_phases.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/moe_costs.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
@@ -135,13 +136,9 @@ class StepBuilder {
   // the `block_seconds` of its kernels and the `dispatch_seconds` of its dispatch and combine.
   static double host_stall(double host, double block_seconds, double dispatch_seconds);
   // Ranks of stage `s` in Megatron-Core's expert layout etp -> ep -> edp (moe_config.hpp).
-  std::vector<std::vector<int>> expert_groups(int s, int which) const;  // 0: ep, 1: etp, 2: edp groups
-  // One MoE layer's dispatch (the EP all-to-all or all-gather, then the ETP all-gather) and combine (the
-  // ETP reduce-scatter, then the EP all-to-all or reduce-scatter) on stage `stage`, unscaled.
-  struct EpPhases {
-    std::vector<plan::CommPlan> dispatch, combine;
-  };
-  const EpPhases& ep_phases(int stage);
+  std::vector<std::vector<int>> expert_groups(int s, ExpertGroups which) const;
+  // One MoE layer's dispatch and combine on stage `stage`, unscaled (expert_phases.hpp), cached.
+  const ExpertPhases& ep_phases(int stage);
   // Dispatch and combine of `layers` MoE layers, `pairs` times each (forward 1, backward 1, +1 recompute).
   int ep_plan(int stage, double layers, double pairs);
   // The dispatches (or the combines) alone of `layers` MoE layers; -1 when there are none.
@@ -215,8 +212,8 @@ class StepBuilder {
   std::map<std::tuple<int, int, bool>, ChunkWork> chunk_cache_;
   std::map<std::pair<int, int>, int> transfer_cache_;
   std::map<int, int> gather_cache_;
-  std::map<int, double> idle_time_cache_;    // plan id -> its time on an idle network
-  std::map<int, EpPhases> ep_phases_cache_;  // stage -> its routed dispatch and combine
+  std::map<int, double> idle_time_cache_;        // plan id -> its time on an idle network
+  std::map<int, ExpertPhases> ep_phases_cache_;  // stage -> its routed dispatch and combine
   // (stage, layers x pairs, 0 both / 1 dispatches / 2 combines) -> plan id: combined 1F1B asks per pair
   std::map<std::tuple<int, double, int>, int> ep_plan_cache_;
 };

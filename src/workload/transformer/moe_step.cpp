@@ -9,7 +9,6 @@
 
 #include "megatron_step_builder.hpp"
 #include "podsim/network/collective.hpp"
-#include "podsim/network/expert_dispatch.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
@@ -42,57 +41,14 @@ long long StepBuilder::moe_layers_in_chunk(int stage, int chunk) const {
   return moe_layers_in(w_, chunk_first_layer(w_, v_, stage, chunk), chunk_layers(w_, v_, stage, chunk));
 }
 
-std::vector<std::vector<int>> StepBuilder::expert_groups(int s, int which) const {
-  const auto& p = w_.parallel;
-  const int edp = layout_.expert_dp();
-  std::vector<std::vector<int>> out;
-  int outer = which == 0 ? p.etp * edp : which == 1 ? p.ep * edp : p.etp * p.ep;
-  for (int o = 0; o < outer; ++o) {
-    if (which == 0)  // EP group of (etp rank, edp rank)
-      out.push_back(layout_.ep_group(s, o % p.etp, o / p.etp));
-    else if (which == 1)  // ETP group of (ep rank, edp rank)
-      out.push_back(layout_.etp_group(s, o % p.ep, o / p.ep));
-    else  // expert data-parallel group of (etp rank, ep rank)
-      out.push_back(layout_.expert_dp_group(s, o % p.etp, o / p.etp));
-  }
-  return out;
+std::vector<std::vector<int>> StepBuilder::expert_groups(int s, ExpertGroups which) const {
+  return workload::expert_groups(w_.parallel, layout_, s, which);
 }
 
-const StepBuilder::EpPhases& StepBuilder::ep_phases(int stage) {
+const ExpertPhases& StepBuilder::ep_phases(int stage) {
   if (auto it = ep_phases_cache_.find(stage); it != ep_phases_cache_.end()) return it->second;
-  const MoeTraffic& t = moe_->traffic;
-  bool a2a = w_.moe.dispatcher != MoeDispatcher::allgather;
-  EpPhases out;
-  // Every group's plan at once (each EP or ETP group of the stage moves the same bytes).
-  auto add = [](std::vector<plan::CommPlan>& to, const std::vector<plan::CommPlan>& groups) {
-    plan::CommPlan all = network::concurrent(groups);
-    if (!all.empty() && !all[0].flows.empty()) to.push_back(all);
-  };
-  auto over = [&](std::vector<plan::CommPlan>& to, int which, CollectiveKind kind, double bytes) {
-    std::vector<plan::CommPlan> groups;
-    for (const auto& g : expert_groups(stage, which))
-      groups.push_back(network::plan_collective(topo_, network::make_collective(kind, g, bytes)));
-    add(to, groups);
-  };
-  // flex: DeepEP / HybridEP's two stages (the combine mirrors the dispatch: the same bytes on the same
-  // links).
-  auto flex = [&](std::vector<plan::CommPlan>& to) {
-    std::vector<plan::CommPlan> groups;
-    for (const auto& g : expert_groups(stage, 0))
-      groups.push_back({network::plan_hierarchical_dispatch(
-          topo_, {g, t.flex_to_each_remote_peer, t.flex_to_each_local_peer})});
-    add(to, groups);
-  };
-  bool hierarchical = w_.moe.dispatcher == MoeDispatcher::flex;
-  if (w_.parallel.ep > 1 && hierarchical) flex(out.dispatch);
-  if (w_.parallel.ep > 1 && !hierarchical)
-    over(out.dispatch, 0, a2a ? CollectiveKind::all_to_all : CollectiveKind::all_gather, t.dispatch_bytes);
-  if (w_.parallel.etp > 1) over(out.dispatch, 1, CollectiveKind::all_gather, t.etp_bytes);
-  if (w_.parallel.etp > 1) over(out.combine, 1, CollectiveKind::reduce_scatter, t.etp_bytes);
-  if (w_.parallel.ep > 1 && hierarchical) flex(out.combine);
-  if (w_.parallel.ep > 1 && !hierarchical)
-    over(out.combine, 0, a2a ? CollectiveKind::all_to_all : CollectiveKind::reduce_scatter, t.dispatch_bytes);
-  return ep_phases_cache_.emplace(stage, std::move(out)).first->second;
+  return ep_phases_cache_.emplace(stage, expert_phases(topo_, w_, layout_, stage, moe_->traffic))
+      .first->second;
 }
 
 // `which`: 0 dispatch then combine, 1 the dispatches alone, 2 the combines alone; `count` times each.
@@ -100,7 +56,7 @@ int StepBuilder::ep_phase_plan(int stage, double count, int which) {
   if (count <= 0) return -1;
   auto key = std::make_tuple(stage, count, which);
   if (auto it = ep_plan_cache_.find(key); it != ep_plan_cache_.end()) return it->second;
-  const EpPhases& phases = ep_phases(stage);
+  const ExpertPhases& phases = ep_phases(stage);
   std::vector<plan::CommPlan> steps;
   if (which != 2) steps = phases.dispatch;
   if (which != 1) steps.insert(steps.end(), phases.combine.begin(), phases.combine.end());
@@ -183,7 +139,7 @@ int StepBuilder::expert_dp_plan(int s, double bytes, CollectiveKind kind) {
   if (kind != CollectiveKind::all_gather && w_.parallel.zero == 0) kind = CollectiveKind::all_reduce;
   if (kind == CollectiveKind::all_gather && w_.parallel.zero == 0) return -1;
   std::vector<plan::CommPlan> plans;
-  for (const auto& g : expert_groups(s, 2)) {
+  for (const auto& g : expert_groups(s, ExpertGroups::expert_data)) {
     auto c = network::make_collective(kind, g, bytes);
     if (kind != CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(w_.parallel.dp_algorithm);
     plans.push_back(network::plan_collective(topo_, c));

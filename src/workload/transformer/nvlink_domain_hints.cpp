@@ -46,7 +46,7 @@ std::vector<std::string> StepBuilder::nvlink_domain_hints() const {
     }
   if (moe_ && p.ep > 1)
     for (int s = 0; s < p_; ++s)
-      for (auto& g : expert_groups(s, 0)) ep.groups.push_back(std::move(g));
+      for (auto& g : expert_groups(s, ExpertGroups::ep)) ep.groups.push_back(std::move(g));
   std::vector<std::string> hints;
   for (const Kind* k : {&tp, &cp, &ep}) {
     if (k->size <= 1 || k->block > domain) continue;  // cannot fit one domain: crossing it is the layout

@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <limits>
 
+#include "plan_bound_parts.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/expert_dispatch.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/parallel_layout.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer/context_parallel.hpp"
-#include "podsim/workload/transformer/expert_phases.hpp"
 #include "podsim/workload/transformer/gradient_buckets.hpp"
 #include "podsim/workload/transformer/layer_ops.hpp"
 #include "podsim/workload/transformer/megatron_builder.hpp"
@@ -27,50 +27,7 @@ using workload::PassCost;
 using workload::Schedule;
 using workload::WorkloadConfig;
 
-namespace {
-
-// A small margin keeps float rounding of the merged collectives from crossing the simulation.
-constexpr double kCommMargin = 0.99;
-
-// One of a shard group's data-parallel collectives as the step builder runs it (megatron_gradients.cpp
-// shard_collective).
-network::Collective shard_collective(const workload::ParallelConfig& p, network::CollectiveKind kind,
-                                     const std::vector<int>& group, double bytes) {
-  auto c = network::make_collective(kind, group, bytes);
-  if (kind != network::CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(p.dp_algorithm);
-  return c;
-}
-
-// A transformer layer's dense parameters per rank, as the bound counts them: the smaller of a dense layer's
-// and a MoE layer's (attention, router, shared experts; the routed experts shard apart).
-double dense_unit_params(const WorkloadConfig& w) {
-  return workload::layer_params(w.model) / w.parallel.tp +
-         std::min(0.0, workload::moe_dense_delta_per_layer(w));
-}
-
-int microbatches(const WorkloadConfig& w) {
-  return static_cast<int>(w.training.global_batch /
-                          (static_cast<long long>(w.parallel.dp) * w.training.micro_batch));
-}
-
-// A stage's layers and MoE layers and its chunks holding at least one of each (an embedding or loss slot
-// holds none).
-Estimator::StageLayers stage_layers_of(const WorkloadConfig& w, int stage) {
-  int v = std::max(1, w.parallel.virtual_stages);
-  Estimator::StageLayers out;
-  for (int k = 0; k < v; ++k) {
-    long long n = workload::chunk_layers(w, v, stage, k);
-    long long moe =
-        w.moe.enabled() ? workload::moe_layers_in(w, workload::chunk_first_layer(w, v, stage, k), n) : 0;
-    out.layers += static_cast<double>(n), out.layer_chunks += n > 0;
-    out.moe += static_cast<double>(moe), out.moe_chunks += moe > 0;
-  }
-  return out;
-}
-
 // The rates the step builder gives its compute model (StepBuilder::describe).
-}  // namespace
-
 const calibration::ComputeModel& Estimator::compute_model(const WorkloadConfig& w) {
   if (!cm_)
     cm_.emplace(calibration::with_attention_library(topo_.device_profile, w.training.attention_library),
@@ -199,115 +156,6 @@ double Estimator::busiest_link(const std::vector<std::pair<int, double>>& parts)
   if (!load_) load_.emplace(topo_);
   for (const auto& [id, times] : parts) load_->add(profiles_[static_cast<size_t>(id)], times);
   return load_->busiest_and_clear();
-}
-
-namespace {
-
-// A layout's identity for the caches of whole-stage plans.
-std::vector<int> layout_key(const workload::ParallelConfig& p) {
-  return {
-      p.tp, p.cp, p.dp, p.pp, p.ep, p.etp, static_cast<int>(p.rank_order), p.zero > 0 ? p.shard_group : 0};
-}
-
-}  // namespace
-
-int Estimator::stage_ep_links(const WorkloadConfig& w, int stage, const workload::MoeTraffic& t) {
-  const auto& p = w.parallel;
-  auto key = std::make_tuple(layout_key(p), stage, 3, static_cast<int>(w.moe.dispatcher), t.dispatch_bytes,
-                             t.etp_bytes, t.flex_to_each_remote_peer, t.flex_to_each_local_peer);
-  if (auto it = stage_links_.find(key); it != stage_links_.end()) return it->second;
-  // Every dispatch and combine of the stage's groups, as the step builder runs them; the order does not
-  // matter here, only each link's total bytes.
-  auto phases = workload::expert_phases(topo_, w, workload::rank_layout(p), stage, t);
-  plan::CommPlan all;
-  for (const auto* half : {&phases.dispatch, &phases.combine})
-    for (const auto& plan : *half) all.insert(all.end(), plan.begin(), plan.end());
-  int id = profile(network::idle_link_seconds(topo_, all));
-  stage_links_.emplace(std::move(key), id);
-  return id;
-}
-
-int Estimator::stage_dp_links(const WorkloadConfig& w, int stage, int which, network::CollectiveKind kind,
-                              double bytes) {
-  const auto& p = w.parallel;
-  auto key = std::make_tuple(layout_key(p), stage, which, static_cast<int>(kind), bytes, 0.0, 0.0, 0.0);
-  if (auto it = stage_links_.find(key); it != stage_links_.end()) return it->second;
-  const auto layout = workload::rank_layout(p);
-  plan::CommPlan all;
-  auto add = [&](const std::vector<int>& group, network::CollectiveKind k) {
-    if (group.size() < 2) return;
-    auto plan = network::plan_collective(topo_, shard_collective(p, k, group, bytes));
-    all.insert(all.end(), plan.begin(), plan.end());
-  };
-  if (which == 2) {  // StepBuilder::expert_dp_plan: every (etp, ep) rank's group
-    for (const auto& g : workload::expert_groups(p, layout, stage, workload::ExpertGroups::expert_data))
-      add(g, kind);
-  } else {  // StepBuilder::shard_collective / replica_all_reduce over the simulated tp ranks
-    size_t n = p.zero > 0 && p.shard_group > 0 ? static_cast<size_t>(p.shard_group) * p.cp
-                                               : static_cast<size_t>(p.dp) * p.cp;
-    for (int r : workload::simulated_tp_ranks(topo_, layout)) {
-      std::vector<int> group = layout.grad_group(r, stage);
-      if (which == 0)
-        for (size_t first = 0; first + n <= group.size(); first += n)
-          add({group.begin() + static_cast<long>(first), group.begin() + static_cast<long>(first + n)}, kind);
-      else if (n < group.size())
-        for (size_t j = 0; j < n; ++j) {
-          std::vector<int> replicas;
-          for (size_t i = j; i < group.size(); i += n) replicas.push_back(group[i]);
-          add(replicas, network::CollectiveKind::all_reduce);
-        }
-    }
-  }
-  int id = profile(network::idle_link_seconds(topo_, all));
-  stage_links_.emplace(std::move(key), id);
-  return id;
-}
-
-// The whole step's expert dispatches and data-parallel collectives, every group of every stage, as the
-// builder runs them (the same counts link_load gives one rank's groups; HSDP's replica all-reduce after
-// each reduce-scatter of the shard); the busiest link direction's seconds, which no schedule beats.
-void Estimator::refine(const WorkloadConfig& given, CandidateEstimate& e) {
-  WorkloadConfig w = given;
-  w.parallel.tp_overlap = workload::tp_overlap_in_effect(w.parallel, topo_.device);
-  using network::CollectiveKind;
-  const auto& p = w.parallel;
-  if (!e.fits) return;
-  double m = microbatches(w), eb = workload::activation_bytes(w.training), gb = w.training.grad_reduce_bytes;
-  double unit = dense_unit_params(w), expert_unit = workload::expert_params_per_layer(w);
-  std::optional<workload::MoeTraffic> traffic;
-  if (w.moe.enabled() && p.ep * p.etp > 1)
-    traffic = workload::moe_layer_costs(w, w.training.micro_batch, compute_model(w),
-                                        workload::layer_costs(w, w.training.micro_batch, compute_model(w)))
-                  .traffic;
-  double pairs = 1 + (w.training.recompute == workload::Recompute::full ? 2 : 1);
-  bool data_parallel = static_cast<long long>(p.dp) * p.cp > 1;
-  int shard = p.zero > 0 && p.shard_group > 0 ? p.shard_group * p.cp : p.dp * p.cp;
-  std::vector<std::pair<int, double>> parts;
-  for (int s = 0; s < p.pp; ++s) {
-    const StageLayers layers = stage_layers_of(w, s);
-    if (traffic && layers.moe > 0) parts.emplace_back(stage_ep_links(w, s, *traffic), m * layers.moe * pairs);
-    if (!data_parallel) continue;
-    double dense = layers.layers * unit, experts = layers.moe * expert_unit;
-    auto add = [&](int which, CollectiveKind kind, double bytes, double times) {
-      if (bytes > 0 && times > 0) parts.emplace_back(stage_dp_links(w, s, which, kind, bytes), times);
-    };
-    auto reduce = [&](double times) {
-      auto kind = p.zero == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
-      add(0, kind, dense * gb, times);
-      if (p.zero > 0) add(1, CollectiveKind::all_reduce, dense * gb / shard, times);
-      add(2, kind, experts * gb, times);
-    };
-    if (p.zero < 3) {
-      reduce(p.zero == 2 ? m : 1);
-    } else {
-      double gathering_passes = p.reshard_after_forward ? 2 * m : m;
-      add(0, CollectiveKind::all_gather, dense * eb, gathering_passes);
-      add(2, CollectiveKind::all_gather, experts * eb, gathering_passes);
-      reduce(m);
-    }
-  }
-  e.fabric_load = kCommMargin * busiest_link(parts);
-  e.lower_bound = std::max(e.lower_bound, e.fabric_load);
 }
 
 double Estimator::dp_link_seconds(const WorkloadConfig& w, const RankGroups& g, double gather_bytes,

@@ -68,7 +68,7 @@ TEST(Plan, EnumerationKeepsFixedKeysAndDivides) {
   std::set<int> pps, zero3_pps;
   long long n = driver::enumerate(
       s,
-      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+      [&](const workload::WorkloadConfig& w, const driver::CandidateValues&) {
         EXPECT_EQ(w.parallel.tp, 2);
         EXPECT_EQ(w.model.layers % (w.parallel.pp * w.parallel.virtual_stages), 0);
         EXPECT_EQ(w.parallel.tp * w.parallel.cp * w.parallel.pp * w.parallel.dp, 16);  // dp from the devices
@@ -94,7 +94,7 @@ TEST(Plan, ListSearchesOnlyItsValuesAndScalarsStayWithAsWritten) {
   std::set<int> pps, tps;
   driver::enumerate(
       s,
-      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+      [&](const workload::WorkloadConfig& w, const driver::CandidateValues&) {
         pps.insert(w.parallel.pp);
         tps.insert(w.parallel.tp);
         EXPECT_EQ(w.parallel.zero, 3);  // as written
@@ -112,7 +112,7 @@ TEST(Plan, ListSearchesOnlyItsValuesAndScalarsStayWithAsWritten) {
   Space s1 = driver::read_space(again, kLlama8b, topo, false, {});
   driver::enumerate(
       s1,
-      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+      [&](const workload::WorkloadConfig& w, const driver::CandidateValues&) {
         pps.insert(w.parallel.pp);
         tps.insert(w.parallel.tp);
         EXPECT_EQ(w.parallel.dp, 16 / w.parallel.pp);  // dp: auto fills the devices
@@ -140,7 +140,7 @@ TEST(Plan, RecomputeModulesHoldForTheSelectiveCandidates) {
   std::map<workload::Recompute, std::set<int>> cps;
   driver::enumerate(
       s,
-      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+      [&](const workload::WorkloadConfig& w, const driver::CandidateValues&) {
         cps[w.training.recompute].insert(w.parallel.cp);
         EXPECT_TRUE(w.training.recompute_modules.mlp);
         EXPECT_FALSE(w.training.recompute_modules.core_attn);  // the list replaces the default
@@ -158,6 +158,37 @@ TEST(Plan, RecomputeModulesHoldForTheSelectiveCandidates) {
   EXPECT_NO_THROW(workload_space(pod, source_path("workloads/deepseek-v3.yaml"), {}, {}));
 }
 
+// The search ranks its candidates by lower bound, equal bounds in enumeration order (the rows are sorted
+// through an index and permuted in place, where a stable sort had needed a second copy of them).
+TEST(Plan, CandidatesAreInLowerBoundOrderTiesAsEnumerated) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "1"}});
+  Space s = llama_space(topo, {{"training.global_batch", "16"}}, {});
+  std::vector<driver::CandidateValues> enumerated;
+  driver::SkipCounts skipped;
+  driver::enumerate(
+      s, [&](const workload::WorkloadConfig&, const driver::CandidateValues& v) { enumerated.push_back(v); },
+      skipped);
+  driver::PlanOptions none{.top = 1, .jobs = 1, .exhaustive = false, .progress = {}};
+  auto r = driver::run_plan(topo, s, none);
+  std::vector<const driver::PlanRow*> unsimulated;
+  for (const auto& row : r.rows)
+    if (!row.simulated()) unsimulated.push_back(&row);
+  ASSERT_GT(unsimulated.size(), 100u);
+  auto position = [&](const driver::CandidateValues& v) {
+    return std::find(enumerated.begin(), enumerated.end(), v) - enumerated.begin();
+  };
+  size_t ties = 0;
+  for (size_t i = 1; i < unsimulated.size(); ++i) {
+    const auto &a = *unsimulated[i - 1], &b = *unsimulated[i];
+    ASSERT_LE(a.estimate.lower_bound, b.estimate.lower_bound);
+    if (a.estimate.lower_bound == b.estimate.lower_bound) {
+      ++ties;
+      EXPECT_LT(position(a.values), position(b.values));
+    }
+  }
+  EXPECT_GT(ties, 0u);  // the space has equal bounds (e.g. settings the bound does not see)
+}
+
 // A MoE model with a fixed tp > 1 needs sequence parallelism: the search reads its base with it on (it
 // stopped with "a MoE model with tp=2 needs sequence_parallel: true", about a key the user did not set),
 // and every candidate keeps it.
@@ -169,7 +200,7 @@ TEST(Plan, FixedTensorParallelMoeSearchesWithSequenceParallelism) {
   long long candidates = 0;
   driver::enumerate(
       s,
-      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+      [&](const workload::WorkloadConfig& w, const driver::CandidateValues&) {
         ++candidates;
         EXPECT_EQ(w.parallel.tp, 2);
         EXPECT_TRUE(w.parallel.sequence_parallel);
@@ -212,7 +243,7 @@ TEST(Plan, DataParallelTakesTheMostReplicasThatDivideTheBatch) {
   std::map<int, std::set<int>> dps;
   driver::enumerate(
       s,
-      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+      [&](const workload::WorkloadConfig& w, const driver::CandidateValues&) {
         dps[w.parallel.tp].insert(w.parallel.dp);
       },
       skipped);
@@ -918,7 +949,9 @@ TEST(Plan, DispatcherIsSearchedWhereTokensCrossRanks) {
   driver::SkipCounts skipped;
   long long n = driver::enumerate(
       fixed_ep,
-      [&](const workload::WorkloadConfig& w, const std::vector<long long>&) { EXPECT_EQ(w.parallel.ep, 16); },
+      [&](const workload::WorkloadConfig& w, const driver::CandidateValues&) {
+        EXPECT_EQ(w.parallel.ep, 16);
+      },
       skipped);
   EXPECT_GT(n, 0);
   EXPECT_GT(skipped["ep*etp does not divide tp*cp*dp"], 0);
@@ -938,7 +971,7 @@ TEST(Plan, RankOrderIsSearchedWhereItDecidesSomething) {
     driver::SkipCounts skipped;
     driver::enumerate(
         s,
-        [&](const workload::WorkloadConfig& w, const std::vector<long long>&) {
+        [&](const workload::WorkloadConfig& w, const driver::CandidateValues&) {
           const auto& p = w.parallel;
           if (p.rank_order == workload::RankOrder::tp_cp_pp_dp) {
             EXPECT_GT(p.pp, 1);

@@ -119,6 +119,31 @@ TEST(PlanShards, MissingOrForeignShardsAreClearErrors) {
   fs::remove_all(dir);
 }
 
+// A row whose values do not fit this search (another build's key table, or values beyond the 32 bits a
+// candidate holds each in) is a clear error, not a truncated candidate.
+TEST(PlanShards, RowsOfAnotherKeyTableAreClearErrors) {
+  std::string dir = fresh_dir("tampered");
+  for (const char* shard : {"0/2", "1/2"}) {
+    auto request = small_request(dir);
+    request.shard = shard;
+    driver::run_plan(request);
+  }
+  std::string file = dir + "/plan.shard-0-of-2.json";
+  std::stringstream text;
+  text << std::ifstream(file).rdbuf();
+  std::string json = text.str();
+  auto at = json.find("\"values\":[");
+  ASSERT_NE(at, std::string::npos) << json.substr(0, 400);
+  for (const char* bad : {"\"values\":[4294967296,", "\"values\":[1,2,"}) {
+    std::string tampered = json;
+    tampered.replace(at, std::string("\"values\":[").size(), bad);
+    std::ofstream(file) << tampered;
+    std::string e = error_of([&] { driver::merge_plan_shards({dir}, ""); });
+    EXPECT_NE(e.find("not a shard of this podsim plan"), std::string::npos) << e;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(PlanShards, SlurmScriptRunsTheSameSearchPerTask) {
   std::string dir = fresh_dir("slurm");
   auto request = small_request(dir);

@@ -27,7 +27,7 @@ std::string seconds(double s) {
 }
 
 // "tp=4 pp=1 ..." for the searched keys among `keys` (indices in space.keys).
-std::string label(const Space& space, const std::vector<long long>& values, const std::vector<bool>& keys) {
+std::string label(const Space& space, const CandidateValues& values, const std::vector<bool>& keys) {
   std::string out;
   for (size_t i = 0; i < space.keys.size(); ++i)
     if (space.keys[i].searched && keys[i])

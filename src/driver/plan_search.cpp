@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -92,7 +94,7 @@ class Pool {
 };
 
 // A candidate's group: its values of the distinct keys.
-std::vector<long long> group_of(const std::vector<long long>& values, const std::vector<size_t>& keys) {
+std::vector<long long> group_of(const CandidateValues& values, const std::vector<size_t>& keys) {
   std::vector<long long> g;
   for (size_t k : keys) g.push_back(values[k]);
   return g;
@@ -103,7 +105,7 @@ std::vector<long long> group_of(const std::vector<long long>& values, const std:
 class Best {
  public:
   Best(int k, std::vector<size_t> keys) : k_(static_cast<size_t>(std::max(1, k))), keys_(std::move(keys)) {}
-  void add(const std::vector<long long>& values, double t) {
+  void add(const CandidateValues& values, double t) {
     auto [it, fresh] = group_best_.try_emplace(group_of(values, keys_), t);
     if (!fresh) {
       if (t >= it->second) return;
@@ -124,11 +126,31 @@ class Best {
   std::multiset<double> times_;  // one per group: its best
 };
 
+// Rows in place in the order `order` gives (row i takes the one at order[i]), following each cycle of the
+// permutation: no second copy of the rows.
+void permute(std::vector<PlanRow>& rows, std::vector<std::uint32_t>& order) {
+  constexpr auto kPlaced = std::numeric_limits<std::uint32_t>::max();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (order[i] == kPlaced) continue;
+    PlanRow first = std::move(rows[i]);
+    size_t j = i;
+    for (size_t k = order[j]; k != i; k = order[j]) {
+      rows[j] = std::move(rows[k]);
+      order[j] = kPlaced;
+      j = k;
+    }
+    rows[j] = std::move(first);
+    order[j] = kPlaced;
+  }
+}
+
+// Every candidate that fits, in lower-bound order (ties in enumeration order). A search keeps a million of
+// them or more, so they are sorted through an index: std::stable_sort's buffer would be a second copy.
 std::vector<PlanRow> fitting_candidates(Estimator& estimator, const Space& space, PlanResult& result) {
   std::vector<PlanRow> rows;
   result.enumerated = enumerate(
       space,
-      [&](const workload::WorkloadConfig& w, const std::vector<long long>& values) {
+      [&](const workload::WorkloadConfig& w, const CandidateValues& values) {
         PlanRow row{values, estimator.estimate(w)};
         if (!row.estimate.fits)
           result.skipped["out of memory (closed-form memory model)"]++;
@@ -136,9 +158,16 @@ std::vector<PlanRow> fitting_candidates(Estimator& estimator, const Space& space
           rows.push_back(std::move(row));
       },
       result.skipped);
-  std::stable_sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
-    return a.estimate.lower_bound < b.estimate.lower_bound;
+  if (rows.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw InputError(fmt::format(
+        "plan: {} candidates fit, more than one search can rank; fix some keys with --set", rows.size()));
+  std::vector<std::uint32_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    double x = rows[a].estimate.lower_bound, y = rows[b].estimate.lower_bound;
+    return x < y || (x == y && a < b);
   });
+  permute(rows, order);
   return rows;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -54,7 +55,7 @@ PlanRequest request_from(const json& j) {
 
 json row_json(const PlanRow& r) {
   const CandidateEstimate& e = r.estimate;
-  json j = {{"values", r.values},
+  json j = {{"values", std::vector<long long>(r.values.begin(), r.values.end())},
             {"estimate",
              {{"memory_bytes", e.memory_bytes},
               {"fits", e.fits},
@@ -81,9 +82,19 @@ json row_json(const PlanRow& r) {
   return j;
 }
 
-PlanRow row_from(const json& j) {
+// A row of a shard of a search over `keys` keys.
+PlanRow row_from(const json& j, size_t keys) {
   PlanRow r;
-  r.values = j.at("values").get<std::vector<long long>>();
+  auto values = j.at("values").get<std::vector<long long>>();
+  bool in_range = std::all_of(values.begin(), values.end(), [](long long v) {
+    return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+  });
+  if (values.size() != keys || !in_range)
+    throw InputError(
+        fmt::format("a plan shard row has {} values{}, where this search has {} keys: not a shard "
+                    "of this podsim plan",
+                    values.size(), in_range ? "" : " (some beyond 32 bits)", keys));
+  r.values.assign(values.begin(), values.end());
   const json& e = j.at("estimate");
   r.estimate = {.memory_bytes = e.at("memory_bytes").get<double>(),
                 .fits = e.at("fits").get<bool>(),
@@ -177,7 +188,7 @@ PlanRun merge_plan_shards(const std::vector<std::string>& dirs, const std::strin
   for (const auto& s : shards) {
     r.simulated += s.at("simulated").get<long long>();
     r.seconds = std::max(r.seconds, s.at("seconds").get<double>());  // the slowest shard's wall time
-    for (const auto& row : s.at("rows")) r.rows.push_back(row_from(row));
+    for (const auto& row : s.at("rows")) r.rows.push_back(row_from(row, run.space.keys.size()));
   }
   // Lower-bound order first so that equal ranks come out as in one unsharded search.
   std::stable_sort(r.rows.begin(), r.rows.end(), [](const PlanRow& a, const PlanRow& b) {

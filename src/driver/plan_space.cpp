@@ -5,7 +5,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <stdexcept>
 
 #include "podsim/core/error.hpp"
 #include "podsim/topology/families.hpp"
@@ -108,7 +110,7 @@ struct Walker {
   const Visitor& visit;
   SkipCounts& skipped;
   WorkloadConfig w;
-  std::vector<long long> values;
+  CandidateValues values;
   long long visited = 0;
 
   void leaf() {
@@ -155,8 +157,12 @@ struct Walker {
     for (long long v : options) {
       w = before;
       if (key.redundant(w, space.context, v)) continue;
+      if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) {
+        skipped["a value beyond 32 bits"]++;  // no layout of a real machine has one
+        continue;
+      }
       key.apply(w, space.context, v);
-      values[i] = v;
+      values[i] = static_cast<std::int32_t>(v);
       if (const char* why = key.check(w, space.context)) {
         skipped[why]++;
         continue;
@@ -189,6 +195,8 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
                  bool search_unstated, const std::vector<std::string>& fixed) {
   reject_lists_elsewhere(root);
   Space s{.base = {}, .root = root, .context = {}, .keys = {}};
+  if (search_keys().size() > kMaxPlanKeys)
+    throw std::logic_error("plan: more searchable keys than CandidateValues holds (raise kMaxPlanKeys)");
   for (const auto& key : search_keys()) s.keys.push_back(read_choice(root, key, search_unstated, fixed));
   auto par = root.optional_child("parallel");
   s.context.devices = topo.compute_device_count();
@@ -263,12 +271,12 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
 }
 
 long long enumerate(const Space& space, const Visitor& visit, SkipCounts& skipped) {
-  Walker walker{space, visit, skipped, space.base, std::vector<long long>(space.keys.size(), 0)};
+  Walker walker{space, visit, skipped, space.base, CandidateValues(space.keys.size(), 0)};
   walker.walk(0);
   return walker.visited;
 }
 
-WorkloadConfig resolve(const Space& space, const std::vector<long long>& values) {
+WorkloadConfig resolve(const Space& space, const CandidateValues& values) {
   WorkloadConfig w = space.base;
   for (size_t i = 0; i < space.keys.size(); ++i)
     if (space.keys[i].searched)
@@ -278,7 +286,7 @@ WorkloadConfig resolve(const Space& space, const std::vector<long long>& values)
   return w;
 }
 
-std::string candidate_label(const Space& space, const std::vector<long long>& values) {
+std::string candidate_label(const Space& space, const CandidateValues& values) {
   std::string out;
   for (size_t i = 0; i < space.keys.size(); ++i) {
     if (!space.keys[i].searched) continue;

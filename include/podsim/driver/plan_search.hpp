@@ -55,7 +55,7 @@ struct SimOutcome {
 };
 
 struct PlanRow {
-  std::vector<long long> values;  // per key of the space
+  CandidateValues values;  // per key of the space
   CandidateEstimate estimate;
   // Out of line: a search keeps every candidate that fits (a million for a MoE space) and simulates a
   // few thousand; inline, the outcomes' strings and breakdowns doubled the rows' memory, and the search

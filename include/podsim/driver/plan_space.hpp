@@ -7,6 +7,8 @@
 // is equivalent to another (sequence parallelism with tp 1) so it is not enumerated twice.
 #pragma once
 
+#include <boost/container/static_vector.hpp>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -44,6 +46,13 @@ struct SearchKey {
 
 const std::vector<SearchKey>& search_keys();
 
+// A candidate's value of each key of its space, in search_keys() order, held inline at 4 bytes each: a
+// search keeps every candidate that fits (1.5 million for DeepSeek-V3 on 576 GB200), and as heap vectors
+// of 8-byte values they were nearly all of its memory. Every searchable value is a count of ranks,
+// stages or micro-batches, or an enum's index; read_space checks the table fits.
+inline constexpr size_t kMaxPlanKeys = 24;
+using CandidateValues = boost::container::static_vector<std::int32_t, kMaxPlanKeys>;
+
 // One searchable key as the input states it: fixed (one value) or searched (auto or a list).
 struct KeyChoice {
   const SearchKey* key = nullptr;
@@ -79,13 +88,13 @@ using SkipCounts = std::map<std::string, long long>;
 // Calls `visit` with every combination that divides (memory not yet checked): the workload with every key
 // resolved (micro_batch and virtual_stages fixed) and the value of each key of the space. Returns the
 // number of combinations visited.
-using Visitor = std::function<void(const workload::WorkloadConfig&, const std::vector<long long>&)>;
+using Visitor = std::function<void(const workload::WorkloadConfig&, const CandidateValues&)>;
 long long enumerate(const Space& space, const Visitor& visit, SkipCounts& skipped);
 
 // The workload of one combination (what enumerate passed to `visit` for these values).
-workload::WorkloadConfig resolve(const Space& space, const std::vector<long long>& values);
+workload::WorkloadConfig resolve(const Space& space, const CandidateValues& values);
 
 // "tp=8 pp=4 cp=1 ..." for the keys that are searched.
-std::string candidate_label(const Space& space, const std::vector<long long>& values);
+std::string candidate_label(const Space& space, const CandidateValues& values);
 
 }  // namespace podsim::driver

@@ -189,24 +189,41 @@ TEST(Plan, CandidatesAreInLowerBoundOrderTiesAsEnumerated) {
   EXPECT_GT(ties, 0u);  // the space has equal bounds (e.g. settings the bound does not see)
 }
 
-// A MoE model with a fixed tp > 1 needs sequence parallelism: the search reads its base with it on (it
-// stopped with "a MoE model with tp=2 needs sequence_parallel: true", about a key the user did not set),
-// and every candidate keeps it.
-TEST(Plan, FixedTensorParallelMoeSearchesWithSequenceParallelism) {
+// The search reads its base with each searched key at a neutral value; where a fixed key refuses that value,
+// the base takes the key's next one, and the candidates are enumerated as ever. A MoE model with a fixed
+// tp > 1 needs sequence parallelism, a fixed cp > 1 beside a sliding window the all-gather variant: both
+// stopped at the first value ("a MoE model with tp=2 needs sequence_parallel: true"), about a key the user
+// did not set.
+TEST(Plan, FixedKeysTakeTheSearchedKeysValuesTheyAccept) {
   auto topo = preset("dgx-h100-superpod", {{"nodes", "8"}});
-  Space s = workload_space(topo, source_path("workloads/mixtral-8x7b.yaml"), {{"parallel.tp", "2"}},
-                           {"parallel.tp"});
-  driver::SkipCounts skipped;
-  long long candidates = 0;
-  driver::enumerate(
-      s,
-      [&](const workload::WorkloadConfig& w, const driver::CandidateValues&) {
-        ++candidates;
-        EXPECT_EQ(w.parallel.tp, 2);
-        EXPECT_TRUE(w.parallel.sequence_parallel);
-      },
-      skipped);
-  EXPECT_GT(candidates, 0);
+  auto each = [&](const std::string& file, const Overrides& sets, const std::vector<std::string>& fixed,
+                  const std::function<void(const workload::WorkloadConfig&)>& check) {
+    Space s = workload_space(topo, source_path(file), sets, fixed);
+    driver::SkipCounts skipped;
+    long long candidates = 0;
+    driver::enumerate(
+        s,
+        [&](const workload::WorkloadConfig& w, const driver::CandidateValues&) {
+          ++candidates;
+          check(w);
+        },
+        skipped);
+    EXPECT_GT(candidates, 0) << file;
+  };
+  each("workloads/mixtral-8x7b.yaml", {{"parallel.tp", "2"}}, {"parallel.tp"},
+       [](const workload::WorkloadConfig& w) {
+         EXPECT_EQ(w.parallel.tp, 2);
+         EXPECT_TRUE(w.parallel.sequence_parallel);
+       });
+  each("workloads/gpt-oss-120b.yaml",
+       {{"parallel.cp", "2"}, {"parallel.pp", "4"}, {"parallel.tp", "1"}, {"parallel.ep", "8"}},
+       {"parallel.cp", "parallel.pp", "parallel.tp", "parallel.ep"}, [](const workload::WorkloadConfig& w) {
+         EXPECT_EQ(w.parallel.cp, 2);
+         EXPECT_EQ(w.parallel.cp_algorithm, workload::CpAlgorithm::all_gather);
+       });
+  // A fixed key no searched value satisfies still stops with the first error.
+  std::string e = error_of([&] { workload_space(topo, kLlama8b, {{"parallel.tp", "3"}}, {"parallel.tp"}); });
+  EXPECT_NE(e.find("cannot be split over tp=3"), std::string::npos) << e;
 }
 
 // A --set that leaves a key of the file unused warns once, above the plan's table (the reader prints

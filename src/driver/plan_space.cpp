@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "podsim/core/error.hpp"
@@ -18,25 +19,39 @@ namespace {
 
 using workload::WorkloadConfig;
 
-// The value a searched key takes in the base workload: one that every other key's checks accept.
-const std::map<std::string, std::string> kNeutral = {{"parallel.tp", "1"},
-                                                     {"parallel.cp", "1"},
-                                                     {"parallel.pp", "1"},
-                                                     {"parallel.dp", "1"},
-                                                     {"parallel.ep", "1"},
-                                                     {"moe.dispatcher", "alltoall"},
-                                                     {"parallel.etp", "1"},
-                                                     {"parallel.virtual_stages", "1"},
-                                                     {"training.micro_batch", "1"},
-                                                     {"training.recompute", "none"},
-                                                     {"parallel.sequence_parallel", "false"},
-                                                     {"parallel.zero", "0"},
-                                                     {"parallel.shard_group", "0"},
-                                                     {"parallel.reshard_after_forward", "true"},
-                                                     {"parallel.dp_overlap", "true"},
-                                                     {"parallel.tp_overlap", "false"},
-                                                     {"parallel.rank_order", "tp-cp-dp-pp"},
-                                                     {"parallel.cp_algorithm", "ring"}};
+// The values a searched key takes in the base workload, in order: the first that the checks of the keys
+// held fixed accept (a fixed tp > 1 on a MoE model needs sequence parallelism; a fixed cp > 1 beside a
+// sliding window, the all-gather variant). The candidates then take every value one by one.
+const std::map<std::string, std::vector<std::string>> kNeutral = {
+    {"parallel.tp", {"1"}},
+    {"parallel.cp", {"1"}},
+    {"parallel.pp", {"1"}},
+    {"parallel.dp", {"1"}},
+    {"parallel.ep", {"1"}},
+    {"moe.dispatcher", {"alltoall", "allgather", "flex"}},
+    {"parallel.etp", {"1"}},
+    {"parallel.virtual_stages", {"1"}},
+    {"training.micro_batch", {"1"}},
+    {"training.recompute", {"none", "selective", "full"}},
+    {"parallel.sequence_parallel", {"false", "true"}},
+    {"parallel.zero", {"0", "1", "2", "3"}},
+    {"parallel.shard_group", {"0"}},
+    {"parallel.reshard_after_forward", {"true", "false"}},
+    {"parallel.dp_overlap", {"true", "false"}},
+    {"parallel.tp_overlap", {"false", "true"}},
+    {"parallel.rank_order", {"tp-cp-dp-pp", "tp-cp-pp-dp"}},
+    {"parallel.cp_algorithm", {"ring", "all_gather"}}};
+
+std::string searched_note(const std::string& path) {
+  return fmt::format("plan: {} searched", path);
+}
+
+// The searched key whose neutral value a check refused: the error names it by its override's note.
+std::string refused_neutral(const std::string& error, const std::vector<KeyChoice>& keys) {
+  for (const auto& c : keys)
+    if (c.searched && error.find(searched_note(c.key->path) + " ") != std::string::npos) return c.key->path;
+  return "";
+}
 
 // Keys `podsim run` expands itself under `auto` (driver/simulation.cpp via candidate_settings).
 bool run_expands_auto(const std::string& path) {
@@ -213,15 +228,7 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
   for (const auto& c : s.keys) {
     if (!c.searched) continue;
     const std::string path = c.key->path;
-    std::string neutral = kNeutral.at(path);
-    // A fixed tp > 1 on a MoE model needs sequence parallelism (Megatron-Core routes each TP rank's
-    // sequence shard): the base reads it on, and the candidates without it are skipped one by one.
-    bool tp_fixed = std::none_of(s.keys.begin(), s.keys.end(),
-                                 [](const auto& k) { return k.searched && k.key->path == "parallel.tp"; });
-    if (path == "parallel.sequence_parallel" && tp_fixed && root.has("moe") && par && par->has("tp") &&
-        par->positive_integer("tp") > 1)
-      neutral = "true";
-    root.apply_override(path, neutral, fmt::format("plan: {} searched", path));
+    root.apply_override(path, kNeutral.at(path).front(), searched_note(path));
     // The interleaved schedule needs pp > 1: the neutral pp 1 runs 1F1B until a candidate sets both.
     if ((path == "parallel.pp" || path == "parallel.virtual_stages") && s.context.schedule_explicit)
       root.apply_override("parallel.schedule", "1f1b", "plan: schedule follows virtual_stages");
@@ -252,7 +259,18 @@ Space read_space(ConfigNode root, const std::string& file, const topology::Topol
         held[key] = par->positive_integer(key);
         root.apply_override(std::string("parallel.") + key, "1", "plan: checked per candidate");
       }
-  s.base = workload::read_transformer_on(root, file, topo);
+  std::map<std::string, size_t> neutral;  // searched key -> which of its kNeutral values the base has
+  for (std::optional<InputError> first;;) {
+    try {
+      s.base = workload::read_transformer_on(root, file, topo);
+      break;
+    } catch (const InputError& e) {
+      if (!first) first = e;
+      std::string path = refused_neutral(e.what(), s.keys);
+      if (path.empty() || ++neutral[path] >= kNeutral.at(path).size()) throw *first;
+      root.apply_override(path, kNeutral.at(path)[neutral[path]], searched_note(path));
+    }
+  }
   for (const auto& [key, value] : held) {
     (key == "ep" ? s.base.parallel.ep : s.base.parallel.etp) = static_cast<int>(value);
     root.apply_override("parallel." + key, std::to_string(value), "plan: checked per candidate");

@@ -261,6 +261,34 @@ TEST(SweepPoint, GoodputColumnsComeFromTheRunAndTheProfile) {
   EXPECT_EQ(std::find(plain_columns.begin(), plain_columns.end(), "goodput"), plain_columns.end());
 }
 
+// An axis that leaves a key of the workload inconsistent (hidden over a file with an explicit ffn_hidden)
+// keeps the run's warning in the point's detail cell; a point without one has none.
+TEST(SweepPoint, WorkloadWarningsAreInTheDetailCell) {
+  auto dir = temp_dir("warning-point");
+  std::string text =
+      "name: w\ntopology: " + podsim::testing::source_path("topologies/dgx-h100-superpod.yaml") +
+      "\nworkload: " + podsim::testing::source_path("workloads/gpt3-175b.yaml") +
+      "\nset: {topology.nodes: 1, workload.model.layers: 2, workload.parallel.pp: 1, workload.parallel.tp: 8,"
+      " workload.parallel.dp: 1, workload.training.global_batch: 8, workload.parallel.virtual_stages: 1,"
+      " workload.parallel.schedule: 1f1b}\n"
+      "axes:\n  - grid: {workload.model.hidden: [12288, 6144]}\n";  // the file's ffn_hidden is 4 x 12288
+  auto s = load_study(write(dir, "s.yaml", text));
+  auto columns = results_columns(s);
+  auto cell = [&](const ResultRow& r, const std::string& c) {
+    return r.cells[std::find(columns.begin(), columns.end(), c) - columns.begin()];
+  };
+  ASSERT_EQ(s.points.size(), 2u);
+  std::map<std::string, std::string> detail;
+  for (const auto& p : s.points) {
+    auto row = driver::run_point(s, p);
+    ASSERT_EQ(cell(row, "status"), "ok") << cell(row, "detail");
+    detail[p.values.at("workload.model.hidden")] = cell(row, "detail");
+  }
+  EXPECT_EQ(detail["12288"], "");
+  EXPECT_EQ(detail["6144"].find("warning: "), 0u) << detail["6144"];
+  EXPECT_NE(detail["6144"].find("model.ffn_hidden: 49152 is kept"), std::string::npos) << detail["6144"];
+}
+
 // Every point's memory by component (the fullest stage's), also out of memory: the parts add up to its
 // memory_per_device_GiB.
 TEST(SweepPoint, MemoryComponentsAddUpToThePointsMemory) {

@@ -39,6 +39,14 @@ void add_memory(const report::RunResult& r, std::map<std::string, std::string>& 
   for (size_t i = 0; i < c.size(); ++i) values[c[i]] = fmt::format("{:.4g}", parts[i] / GiB);
 }
 
+// The detail cell: why a point did not run, or what its workload warned about (a key an axis left
+// inconsistent or unused), so that a sweep keeps the warnings `podsim run` prints in its summary.
+std::string detail_of(const report::RunResult& r) {
+  std::string detail = r.status_detail;
+  for (const auto& w : r.plan.warnings) detail += (detail.empty() ? "warning: " : "; warning: ") + w;
+  return detail;
+}
+
 study::ResultRow row_of(const study::Study& s, const study::Point& p, const RunRequest& request,
                         const report::RunResult& r) {
   report::Row summary = report::summary_row(r);
@@ -54,7 +62,7 @@ study::ResultRow row_of(const study::Study& s, const study::Point& p, const RunR
     else if (c == "point_id")
       row.cells.push_back(p.id);
     else if (c == "detail")
-      row.cells.push_back(r.status_detail);
+      row.cells.push_back(detail_of(r));
     else if (p.values.count(c))
       row.cells.push_back(p.values.at(c));
     else

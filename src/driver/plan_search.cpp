@@ -144,8 +144,23 @@ void permute(std::vector<PlanRow>& rows, std::vector<std::uint32_t>& order) {
   }
 }
 
-// Every candidate that fits, in lower-bound order (ties in enumeration order). A search keeps a million of
-// them or more, so they are sorted through an index: std::stable_sort's buffer would be a second copy.
+// std::stable_sort's order by `before`, through an index: ties broken by position.
+template <class Before>
+void stable_order(std::vector<PlanRow>& rows, Before before) {
+  if (rows.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw InputError(fmt::format(
+        "plan: {} candidates fit, more than one search can rank; fix some keys with --set", rows.size()));
+  std::vector<std::uint32_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    if (before(rows[a], rows[b])) return true;
+    if (before(rows[b], rows[a])) return false;
+    return a < b;
+  });
+  permute(rows, order);
+}
+
+// Every candidate that fits, in lower-bound order (ties in enumeration order).
 std::vector<PlanRow> fitting_candidates(Estimator& estimator, const Space& space, PlanResult& result) {
   std::vector<PlanRow> rows;
   result.enumerated = enumerate(
@@ -158,16 +173,7 @@ std::vector<PlanRow> fitting_candidates(Estimator& estimator, const Space& space
           rows.push_back(std::move(row));
       },
       result.skipped);
-  if (rows.size() >= std::numeric_limits<std::uint32_t>::max())
-    throw InputError(fmt::format(
-        "plan: {} candidates fit, more than one search can rank; fix some keys with --set", rows.size()));
-  std::vector<std::uint32_t> order(rows.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    double x = rows[a].estimate.lower_bound, y = rows[b].estimate.lower_bound;
-    return x < y || (x == y && a < b);
-  });
-  permute(rows, order);
+  order_by_lower_bound(rows);
   return rows;
 }
 
@@ -263,8 +269,14 @@ const SimOutcome& PlanRow::sim() const {
   return outcome ? *outcome : none;
 }
 
+void order_by_lower_bound(std::vector<PlanRow>& rows) {
+  stable_order(rows, [](const PlanRow& a, const PlanRow& b) {
+    return a.estimate.lower_bound < b.estimate.lower_bound;
+  });
+}
+
 void rank_rows(std::vector<PlanRow>& rows) {
-  std::stable_sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
+  stable_order(rows, [](const PlanRow& a, const PlanRow& b) {
     bool ra = a.sim().ok(), rb = b.sim().ok();
     if (ra != rb) return ra;
     return ra ? a.sim().step_time < b.sim().step_time : a.estimate.lower_bound < b.estimate.lower_bound;

@@ -191,9 +191,7 @@ PlanRun merge_plan_shards(const std::vector<std::string>& dirs, const std::strin
     for (const auto& row : s.at("rows")) r.rows.push_back(row_from(row, run.space.keys.size()));
   }
   // Lower-bound order first so that equal ranks come out as in one unsharded search.
-  std::stable_sort(r.rows.begin(), r.rows.end(), [](const PlanRow& a, const PlanRow& b) {
-    return a.estimate.lower_bound < b.estimate.lower_bound;
-  });
+  order_by_lower_bound(r.rows);
   rank_rows(r.rows);
   std::string dir = out.empty() ? dirs.front() : out;
   report::prepare_output_directory(dir, "--out");

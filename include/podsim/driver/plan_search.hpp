@@ -82,7 +82,12 @@ struct PlanResult {
 
 PlanResult run_plan(const topology::Topology& topo, const Space& space, const PlanOptions& options);
 
-// The order of plan.csv: simulated candidates that ran by step time, then the rest by lower bound.
+// Rows by lower bound, equal bounds in their present order.
+void order_by_lower_bound(std::vector<PlanRow>& rows);
+
+// The order of plan.csv: simulated candidates that ran by step time, then the rest by lower bound, ties in
+// their present order. Both sort through an index (a search holds a million rows or more, and a stable
+// sort's buffer would be a second copy of them).
 void rank_rows(std::vector<PlanRow>& rows);
 
 // Simulates one candidate in this process (the worker's body).

@@ -146,6 +146,25 @@ TEST(ContextParallel, RankOrderIsTpThenCpThenDpThenPp) {
   for (int i = 0; i < 64; ++i) EXPECT_EQ(all[i], i);  // every device once
 }
 
+// HSDP (shard_dp data-parallel ranks per shard group): a gradient group of dp x cp ranks splits into
+// consecutive shard groups of shard_dp x cp ranks (a rank's context-parallel peers shard along with it), and
+// replica group j holds the j-th rank of every shard group; without HSDP the whole gradient group is one.
+TEST(ContextParallel, ShardGroupsSplitTheGradientGroup) {
+  ParallelLayout l{.tp = 2, .pp = 2, .dp = 4, .cp = 2, .shard_dp = 2};
+  std::vector<int> grads = l.grad_group(1, 1);  // 8 ranks, cp fastest
+  ASSERT_EQ(grads.size(), 8u);
+  EXPECT_EQ(l.shard_ranks(), 4);
+  EXPECT_EQ(l.shard_groups(), 2);
+  EXPECT_EQ(l.shard_group(1, 1, 0), std::vector<int>(grads.begin(), grads.begin() + 4));
+  EXPECT_EQ(l.shard_group(1, 1, 1), std::vector<int>(grads.begin() + 4, grads.end()));
+  EXPECT_EQ(l.replica_group(1, 1, 3), (std::vector<int>{grads[3], grads[7]}));
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(l.shard_index(grads[static_cast<size_t>(i)]), i / 4);
+  ParallelLayout whole{.tp = 2, .pp = 2, .dp = 4, .cp = 2};
+  EXPECT_EQ(whole.shard_groups(), 1);
+  EXPECT_EQ(whole.shard_group(1, 1, 0), grads);
+  EXPECT_EQ(whole.shard_index(grads.back()), 0);
+}
+
 // position() and expert_position() invert device() and expert_device() in both rank orders (the plan bound
 // finds a rank's groups from them).
 TEST(ContextParallel, PositionsInvertTheRankOrder) {

@@ -71,7 +71,7 @@ int Estimator::intern(std::vector<int> group) {
 }
 
 namespace {
-// The cache key of a data-parallel collective of an interned group (shard_collective's algorithm).
+// The cache key of a data-parallel collective of an interned group (data_parallel_collective's algorithm).
 std::tuple<int, int, int, double> collective_key(const workload::ParallelConfig& p, int group,
                                                  network::CollectiveKind kind, double bytes) {
   int algorithm = kind == network::CollectiveKind::all_gather
@@ -90,7 +90,7 @@ double Estimator::group_seconds(const workload::ParallelConfig& p, int group, ne
   auto key = collective_key(p, group, kind, bytes);
   if (auto it = group_seconds_.find(key); it != group_seconds_.end()) return it->second;
   double t = network::idle_plan_time(
-      topo_, network::plan_collective(topo_, shard_collective(p, kind, ranks, bytes)));
+      topo_, network::plan_collective(topo_, workload::data_parallel_collective(p, kind, ranks, bytes)));
   group_seconds_.emplace(key, t);
   return t;
 }
@@ -102,7 +102,7 @@ int Estimator::group_links(const workload::ParallelConfig& p, int group, network
   if (auto it = group_links_.find(key); it != group_links_.end()) return it->second;
   const auto& ranks = groups_[static_cast<size_t>(group)];
   int id = profile(network::idle_link_seconds(
-      topo_, network::plan_collective(topo_, shard_collective(p, kind, ranks, bytes))));
+      topo_, network::plan_collective(topo_, workload::data_parallel_collective(p, kind, ranks, bytes))));
   group_links_.emplace(key, id);
   return id;
 }
@@ -169,7 +169,7 @@ double Estimator::dp_link_seconds(const WorkloadConfig& w, const RankGroups& g, 
                              std::pair{network::CollectiveKind::reduce_scatter, scatter_bytes}}) {
     if (bytes <= 0) continue;
     for (const auto& phase :
-         network::plan_collective(topo_, shard_collective(w.parallel, kind, group, bytes)))
+         network::plan_collective(topo_, workload::data_parallel_collective(w.parallel, kind, group, bytes)))
       all.flows.insert(all.flows.end(), phase.flows.begin(), phase.flows.end());
   }
   double seconds = network::idle_phase_cost(topo_, all).transfer;
@@ -432,20 +432,13 @@ std::vector<int> spans(const topology::Topology& topo, int count, Group group) {
 }  // namespace
 
 // A rank's groups: its HSDP shard of the gradient group (the whole dp x cp group without HSDP), its expert
-// data-parallel, expert-parallel and expert tensor-parallel groups (StepBuilder::shard_collective,
+// data-parallel, expert-parallel and expert tensor-parallel groups (data_parallel_groups,
 // expert_groups).
 Estimator::RankGroups Estimator::rank_groups(const workload::ParallelConfig& p, bool moe, int device) {
   const auto layout = workload::rank_layout(p);
   auto at = layout.position(device);
-  std::vector<int> shard = layout.grad_group(at.tp_rank, at.pp_rank);
-  if (p.zero > 0 && p.shard_group > 0) {
-    size_t n = static_cast<size_t>(p.shard_group) * p.cp;
-    size_t first = (static_cast<size_t>(at.dp_rank) * p.cp + at.cp_rank) / n * n;
-    shard = std::vector<int>(shard.begin() + static_cast<long>(first),
-                             shard.begin() + static_cast<long>(first + n));
-  }
   RankGroups g;
-  g.shard_id = intern(std::move(shard));
+  g.shard_id = intern(layout.shard_group(at.tp_rank, at.pp_rank, layout.shard_index(device)));
   if (moe) {
     auto e = layout.expert_position(device);
     g.expert_dp_id = intern(layout.expert_dp_group(at.pp_rank, e.etp_rank, e.ep_rank));
@@ -471,7 +464,7 @@ const std::vector<std::vector<Estimator::RankGroups>>& Estimator::columns(const 
       std::make_tuple(p.tp, p.cp, p.dp, p.pp, p.ep, p.etp, static_cast<int>(p.rank_order), shard, experts);
   if (auto it = columns_.find(key); it != columns_.end()) return it->second;
   const auto layout = workload::rank_layout(p);
-  int columns = p.tp * p.cp * p.dp, n = shard > 0 ? shard : p.dp * p.cp;
+  int columns = p.tp * p.cp * p.dp;
   // Only the tp ranks whose data-parallel groups the builder simulates (rank 0's rail peers; it folds the
   // others): a column of another tp rank would count a group the simulation leaves out.
   const std::vector<int> rails = workload::simulated_tp_ranks(topo_, layout);
@@ -481,12 +474,9 @@ const std::vector<std::vector<Estimator::RankGroups>>& Estimator::columns(const 
   for (int s = 0; s < p.pp; ++s) {
     // Spans of the stage's shard groups (tp rank, chunk), EP groups (etp rank, edp rank) and expert
     // data-parallel groups (etp rank, ep rank), each computed once.
-    int chunks = p.dp * p.cp / n;
-    auto shard_spans = spans(topo_, p.tp * chunks, [&](int i) {
-      auto all = layout.grad_group(i / chunks, s);
-      return std::vector<int>(all.begin() + static_cast<long>(i % chunks) * n,
-                              all.begin() + static_cast<long>(i % chunks + 1) * n);
-    });
+    int chunks = layout.shard_groups();
+    auto shard_spans =
+        spans(topo_, p.tp * chunks, [&](int i) { return layout.shard_group(i / chunks, s, i % chunks); });
     std::vector<int> ep_spans, edp_spans;
     if (experts) {
       int edp = layout.expert_dp();
@@ -499,7 +489,7 @@ const std::vector<std::vector<Estimator::RankGroups>>& Estimator::columns(const 
       int device = layout.device(c % p.tp, c / p.tp % p.cp, c / (p.tp * p.cp), s);
       auto at = layout.position(device);
       width[static_cast<size_t>(c)] +=
-          shard_spans[static_cast<size_t>(at.tp_rank * chunks + (at.dp_rank * p.cp + at.cp_rank) / n)];
+          shard_spans[static_cast<size_t>(at.tp_rank * chunks + layout.shard_index(device))];
       if (experts) {
         auto e = layout.expert_position(device);
         width[static_cast<size_t>(c)] +=

@@ -7,6 +7,7 @@
 
 #include "podsim/driver/plan_bound.hpp"
 #include "podsim/network/collective.hpp"
+#include "podsim/workload/transformer/data_parallel_groups.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
@@ -16,15 +17,6 @@ namespace podsim::driver {
 
 // A small margin keeps float rounding of the merged collectives from crossing the simulation.
 constexpr double kCommMargin = 0.99;
-
-// One of a shard group's data-parallel collectives as the step builder runs it (megatron_gradients.cpp
-// shard_collective).
-inline network::Collective shard_collective(const workload::ParallelConfig& p, network::CollectiveKind kind,
-                                            const std::vector<int>& group, double bytes) {
-  auto c = network::make_collective(kind, group, bytes);
-  if (kind != network::CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(p.dp_algorithm);
-  return c;
-}
 
 // A transformer layer's dense parameters per rank, as the bound counts them: the smaller of a dense layer's
 // and a MoE layer's (attention, router, shared experts; the routed experts shard apart).

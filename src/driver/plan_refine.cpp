@@ -50,27 +50,18 @@ int Estimator::stage_dp_links(const WorkloadConfig& w, int stage, int which, net
   plan::CommPlan all;
   auto add = [&](const std::vector<int>& group, network::CollectiveKind k) {
     if (group.size() < 2) return;
-    auto plan = network::plan_collective(topo_, shard_collective(p, k, group, bytes));
+    auto plan = network::plan_collective(topo_, workload::data_parallel_collective(p, k, group, bytes));
     all.insert(all.end(), plan.begin(), plan.end());
   };
   if (which == 2) {  // StepBuilder::expert_dp_plan: every (etp, ep) rank's group
     for (const auto& g : workload::expert_groups(p, layout, stage, workload::ExpertGroups::expert_data))
       add(g, kind);
-  } else {  // StepBuilder::shard_collective / replica_all_reduce over the simulated tp ranks
-    size_t n = p.zero > 0 && p.shard_group > 0 ? static_cast<size_t>(p.shard_group) * p.cp
-                                               : static_cast<size_t>(p.dp) * p.cp;
-    for (int r : workload::simulated_tp_ranks(topo_, layout)) {
-      std::vector<int> group = layout.grad_group(r, stage);
-      if (which == 0)
-        for (size_t first = 0; first + n <= group.size(); first += n)
-          add({group.begin() + static_cast<long>(first), group.begin() + static_cast<long>(first + n)}, kind);
-      else if (n < group.size())
-        for (size_t j = 0; j < n; ++j) {
-          std::vector<int> replicas;
-          for (size_t i = j; i < group.size(); i += n) replicas.push_back(group[i]);
-          add(replicas, network::CollectiveKind::all_reduce);
-        }
-    }
+  } else {  // StepBuilder::shard_collective / replica_all_reduce: the simulated tp ranks' groups
+    auto groups = which == 0 ? workload::DataParallelGroups::shard : workload::DataParallelGroups::replica;
+    auto k = which == 0 ? kind : network::CollectiveKind::all_reduce;
+    for (const auto& g :
+         workload::data_parallel_groups(layout, workload::simulated_tp_ranks(topo_, layout), stage, groups))
+      add(g, k);
   }
   int id = profile(network::idle_link_seconds(topo_, all));
   stage_links_.emplace(std::move(key), id);

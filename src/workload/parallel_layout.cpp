@@ -1,5 +1,7 @@
 #include "podsim/workload/parallel_layout.hpp"
 
+#include <cstddef>
+
 namespace podsim::workload {
 
 std::vector<int> ParallelLayout::tp_group(int cp_rank, int dp_rank, int pp_rank) const {
@@ -25,6 +27,25 @@ std::vector<int> ParallelLayout::grad_group(int tp_rank, int pp_rank) const {
   for (int d = 0; d < dp; ++d)
     for (int c = 0; c < cp; ++c) g.push_back(device(tp_rank, c, d, pp_rank));
   return g;
+}
+
+std::vector<int> ParallelLayout::shard_group(int tp_rank, int pp_rank, int index) const {
+  std::vector<int> all = grad_group(tp_rank, pp_rank);
+  const long n = shard_ranks();
+  return {all.begin() + index * n, all.begin() + (index + 1) * n};
+}
+
+std::vector<int> ParallelLayout::replica_group(int tp_rank, int pp_rank, int j) const {
+  std::vector<int> all = grad_group(tp_rank, pp_rank), out;
+  for (std::size_t i = static_cast<std::size_t>(j); i < all.size();
+       i += static_cast<std::size_t>(shard_ranks()))
+    out.push_back(all[i]);
+  return out;
+}
+
+int ParallelLayout::shard_index(int device) const {
+  Position at = position(device);
+  return (at.dp_rank * cp + at.cp_rank) / shard_ranks();
 }
 
 int ParallelLayout::expert_device(int pp_rank, int etp_rank, int ep_rank, int edp_rank) const {

@@ -157,7 +157,7 @@ class Estimator {
   // (schedule, p, m, v, combined, microbatch group) -> peak passes in flight per stage
   std::map<std::tuple<int, int, int, int, bool, int>, std::vector<int>> peaks_;
   std::map<std::tuple<int, int, double>, double> collectives_;  // (tp, kind, bytes)
-  // A data-parallel collective's idle-network seconds in an interned group (shard_collective's algorithm).
+  // A data-parallel collective's idle-network seconds in an interned group (data_parallel_collective's algorithm).
   double group_seconds(const workload::ParallelConfig& p, int group, network::CollectiveKind kind,
                        double bytes);
   std::map<std::tuple<int, int, int, double>, double> group_seconds_;

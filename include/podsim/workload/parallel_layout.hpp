@@ -12,6 +12,8 @@
 // ranks contiguous) or, with pp_before_dp, "tp-ep-pp-dp" (stages before replicas; transformer_config.cpp
 // then requires pp == 1 or etp*ep == tp*cp, as Megatron-Core asserts, so an expert group stays inside one
 // stage's tp x cp block of a replica).
+// HSDP (parallel.shard_group with a sharded optimizer) splits each gradient group into shard groups of
+// shard_dp data-parallel ranks (x cp) and all-reduces each shard across the replica groups.
 #pragma once
 
 #include <vector>
@@ -22,6 +24,7 @@ struct ParallelLayout {
   int tp = 1, pp = 1, dp = 1, cp = 1;
   bool pp_before_dp = false;
   int etp = 1, ep = 1;  // expert tensor and expert parallelism (1, 1 without experts)
+  int shard_dp = 0;     // data-parallel ranks per HSDP shard group; 0: the whole group shards
 
   int device(int tp_rank, int cp_rank, int dp_rank, int pp_rank) const {
     return tp_rank + tp * (cp_rank + cp * (pp_before_dp ? pp_rank + pp * dp_rank : dp_rank + dp * pp_rank));
@@ -34,6 +37,16 @@ struct ParallelLayout {
   // Every rank holding the same weight shard: all dp x cp ranks of (tp_rank, pp_rank), cp fastest.
   std::vector<int> grad_group(int tp_rank, int pp_rank) const;
   int devices() const { return tp * cp * pp * dp; }
+
+  // Ranks of one shard group: shard_dp (the whole dp without HSDP) x cp, consecutive in grad_group.
+  int shard_ranks() const { return (shard_dp > 0 ? shard_dp : dp) * cp; }
+  int shard_groups() const { return dp * cp / shard_ranks(); }
+  // Shard group `index` (< shard_groups()) of (tp_rank, pp_rank), and the replica group `j`
+  // (< shard_ranks()): the ranks holding shard j in every shard group.
+  std::vector<int> shard_group(int tp_rank, int pp_rank, int index) const;
+  std::vector<int> replica_group(int tp_rank, int pp_rank, int j) const;
+  // The shard group index of a device.
+  int shard_index(int device) const;
 
   // Expert data-parallel ranks of a stage: its tp x cp x dp ranks folded by etp x ep.
   int expert_dp() const { return tp * cp * dp / (etp * ep); }

@@ -3,6 +3,7 @@
 // and, with a sharded optimizer, the gather of the updated parameters. Every data-parallel group comes
 // from grad_group(); HSDP (parallel.shard_group) splits it into shard groups and replica groups.
 #include "megatron_step_builder.hpp"
+#include "podsim/workload/transformer/data_parallel_groups.hpp"
 #include "podsim/workload/transformer/fp8_weight_ops.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
@@ -35,44 +36,18 @@ std::vector<int> StepBuilder::grad_group(int tp_rank, int s) const {
   return layout_.grad_group(tp_rank, s);
 }
 
-int StepBuilder::shard_size(int s) const {
-  int ranks = static_cast<int>(grad_group(0, s).size());
-  // shard_group counts data-parallel ranks; any other ranks folded into the gradient group (context
-  // parallelism) shard along with each of them.
-  if (w_.parallel.shard_group <= 0 || w_.parallel.zero == 0) return ranks;
-  return w_.parallel.shard_group * (ranks / layout_.dp);
+int StepBuilder::shard_size() const {
+  return layout_.shard_ranks();
 }
 
 plan::CommPlan StepBuilder::shard_collective(int s, CollectiveKind kind, double bytes) const {
-  std::vector<plan::CommPlan> plans;
-  int n = shard_size(s);
-  for (int r : rail_ranks_) {
-    std::vector<int> all = grad_group(r, s);
-    for (size_t first = 0; first + n <= all.size(); first += n) {
-      Collective c = network::make_collective(kind, {all.begin() + first, all.begin() + first + n}, bytes);
-      if (kind != CollectiveKind::all_gather)
-        c.algorithm = network::parse_algorithm(w_.parallel.dp_algorithm);
-      plans.push_back(network::plan_collective(topo_, c));
-    }
-  }
-  return network::concurrent(plans);
+  return data_parallel_plan(topo_, w_.parallel, layout_, rail_ranks_, s, DataParallelGroups::shard, kind,
+                            bytes);
 }
 
 plan::CommPlan StepBuilder::replica_all_reduce(int s, double bytes) const {
-  std::vector<plan::CommPlan> plans;
-  int n = shard_size(s);
-  for (int r : rail_ranks_) {
-    std::vector<int> all = grad_group(r, s);
-    if (static_cast<int>(all.size()) == n) return {};
-    for (int j = 0; j < n; ++j) {
-      std::vector<int> replicas;
-      for (size_t i = j; i < all.size(); i += n) replicas.push_back(all[i]);
-      Collective c = network::make_collective(CollectiveKind::all_reduce, replicas, bytes);
-      c.algorithm = network::parse_algorithm(w_.parallel.dp_algorithm);
-      plans.push_back(network::plan_collective(topo_, c));
-    }
-  }
-  return network::concurrent(plans);
+  return data_parallel_plan(topo_, w_.parallel, layout_, rail_ranks_, s, DataParallelGroups::replica,
+                            CollectiveKind::all_reduce, bytes);
 }
 
 int StepBuilder::dp_plan(int s, double bytes) {
@@ -81,13 +56,13 @@ int StepBuilder::dp_plan(int s, double bytes) {
   // Reduce-scatter inside the shard group; with HSDP each rank's shard is then all-reduced with the
   // ranks holding the same shard in the other groups (two phases of one task).
   plan::CommPlan plan = shard_collective(s, CollectiveKind::reduce_scatter, bytes);
-  plan::CommPlan across = replica_all_reduce(s, bytes / shard_size(s));
+  plan::CommPlan across = replica_all_reduce(s, bytes / shard_size());
   plan.insert(plan.end(), across.begin(), across.end());
   return g_.add_plan(std::move(plan));
 }
 
 int StepBuilder::param_gather_plan(int s, double bytes) {
-  if (grad_ranks() == 1 || shard_size(s) == 1) return -1;
+  if (grad_ranks() == 1 || shard_size() == 1) return -1;
   return g_.add_plan(shard_collective(s, CollectiveKind::all_gather, bytes));
 }
 
@@ -135,7 +110,7 @@ int StepBuilder::sync_embeddings(const std::vector<int>& grads_ready) {
   std::vector<plan::CommPlan> plans;
   // With the gradients sharded (ZeRO-2/3, Megatron-FSDP), each rank all-reduces its local shard (the
   // same function takes the DTensor's _local_tensor); otherwise the whole gradient.
-  double shard = w_.parallel.zero >= 2 ? shard_size(0) : 1;
+  double shard = w_.parallel.zero >= 2 ? shard_size() : 1;
   double bytes = static_cast<double>(w_.model.vocab) * w_.model.hidden / layout_.tp *
                  w_.training.grad_reduce_bytes / shard;
   for (int replica = 0; replica < layout_.dp; ++replica)
@@ -160,7 +135,7 @@ int StepBuilder::sync_embeddings(const std::vector<int>& grads_ready) {
 void StepBuilder::add_optimizer_steps(int sync_id) {
   for (int s = 0; s < p_; ++s) {
     double experts = expert_stage_params(w_, s), edp = expert_data_parallel(w_.parallel);
-    double params = (stage_params(w_, s) - experts) / (w_.parallel.zero >= 1 ? shard_size(s) : 1) +
+    double params = (stage_params(w_, s) - experts) / (w_.parallel.zero >= 1 ? shard_size() : 1) +
                     experts / (w_.parallel.zero >= 1 ? edp : 1);
     int opt_id = g_.add_compute(
         TaskKind::optimizer, compute_stream_[s], s,
@@ -188,7 +163,7 @@ double StepBuilder::zero_grad_seconds(int s) const {
   double experts = expert_stage_params(w_, s), edp = expert_data_parallel(w_.parallel);
   bool sharded = w_.parallel.zero >= 2;
   double grads =
-      (stage_params(w_, s) - experts) / (sharded ? shard_size(s) : 1) + experts / (sharded ? edp : 1);
+      (stage_params(w_, s) - experts) / (sharded ? shard_size() : 1) + experts / (sharded ? edp : 1);
   return memory_cost(*cm_, "zero gradient buffer", grads * w_.training.main_grad_bytes).seconds;
 }
 

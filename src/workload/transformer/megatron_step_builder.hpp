@@ -177,7 +177,7 @@ class StepBuilder {
   // `tp_rank` of stage `s`; every data-parallel collective is built from it.
   std::vector<int> grad_group(int tp_rank, int s) const;
   // Ranks of one ZeRO shard group in that list (parallel.shard_group, HSDP; the whole list without it).
-  int shard_size(int s) const;
+  int shard_size() const;
   // Ranks holding the same weights as one rank: dp x cp.
   int grad_ranks() const { return layout_.dp * layout_.cp; }
   // `kind` of `bytes` (nccl-tests sizes) over every shard group of every rail rank at once.

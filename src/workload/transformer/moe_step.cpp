@@ -10,6 +10,7 @@
 #include "megatron_step_builder.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/network/link_load.hpp"
+#include "podsim/workload/transformer/data_parallel_groups.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
 
@@ -139,11 +140,9 @@ int StepBuilder::expert_dp_plan(int s, double bytes, CollectiveKind kind) {
   if (kind != CollectiveKind::all_gather && w_.parallel.zero == 0) kind = CollectiveKind::all_reduce;
   if (kind == CollectiveKind::all_gather && w_.parallel.zero == 0) return -1;
   std::vector<plan::CommPlan> plans;
-  for (const auto& g : expert_groups(s, ExpertGroups::expert_data)) {
-    auto c = network::make_collective(kind, g, bytes);
-    if (kind != CollectiveKind::all_gather) c.algorithm = network::parse_algorithm(w_.parallel.dp_algorithm);
-    plans.push_back(network::plan_collective(topo_, c));
-  }
+  for (auto& g : expert_groups(s, ExpertGroups::expert_data))
+    plans.push_back(
+        network::plan_collective(topo_, data_parallel_collective(w_.parallel, kind, std::move(g), bytes)));
   return g_.add_plan(network::concurrent(plans));
 }
 

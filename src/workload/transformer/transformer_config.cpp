@@ -147,7 +147,8 @@ ParallelLayout rank_layout(const ParallelConfig& p) {
           .cp = p.cp,
           .pp_before_dp = p.rank_order == RankOrder::tp_cp_pp_dp,
           .etp = p.etp,
-          .ep = p.ep};
+          .ep = p.ep,
+          .shard_dp = p.zero > 0 ? p.shard_group : 0};
 }
 
 bool rank_order_splits_expert_groups(const WorkloadConfig& w) {

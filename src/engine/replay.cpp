@@ -382,7 +382,7 @@ ReplayResult replay_in_process(const topology::Topology& topo, const TaskGraph& 
   // the engine runs on a thread whose stack is sized from the platform, whatever `ulimit -s` says; only the
   // pages the walk touches are ever committed.
   PlatformUse use = platform_use(topo, graph);
-  use.spare_hosts = options.sparse_handoff ? kSpareHosts : 0;
+  use.spare_hosts = options.sparse_handoff ? spare_hosts_for(use.hosts) : 0;
   EngineThread job{
       topo, graph,  options, use, simgrid_stack_bytes(use.hosts + use.spare_hosts, use.link_dirs),
       {},   nullptr};

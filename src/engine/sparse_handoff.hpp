@@ -7,6 +7,7 @@
 // routes and (for a whole phase) coefficients are kept after its first hand-off, within a budget.
 #pragma once
 
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
@@ -62,8 +63,14 @@ class SparseHandoff {
   std::vector<double> class_coefficient_;  // per representative: its coefficient in this hand-off, or 0
 };
 
-// Spare hosts a platform gets for the sparse hand-off: enough for many concurrent hand-offs of a few
-// coefficient classes each (a phase of k classes takes the smallest m with m(m-1) >= k).
-constexpr long long kSpareHosts = 4096;
+// Spare hosts a platform gets for the sparse hand-off, for a platform of `hosts` used hosts. A run holds a
+// few dozen hand-offs at once at most (56 across the validation tables and a 405B run on 16,384 GPUs), each
+// on a few hosts (a phase of k coefficient classes takes the smallest m with m(m-1) >= k); should the pool
+// run out, a phase falls back to the dense task over its own hosts, cheap on a platform of few hosts. So the
+// pool grows with the platform, from 256 to 4096: SimGrid takes about 3 us to create and destroy a host, and
+// a fixed 4096 was 13% of a 64-GPU simulation (most of a `podsim plan` worker's time is such simulations).
+constexpr long long spare_hosts_for(long long hosts) {
+  return std::clamp(hosts, 256LL, 4096LL);
+}
 
 }  // namespace podsim::engine

@@ -21,6 +21,17 @@ using namespace podsim;
 using namespace podsim::study;
 using namespace podsim::study::test_support;
 
+namespace {
+// A results row's cell by column name (an empty cell, and a failed expectation, for a column not there).
+auto cell_of(const std::vector<std::string>& columns) {
+  return [columns](const ResultRow& r, const std::string& c) {
+    auto it = std::find(columns.begin(), columns.end(), c);
+    EXPECT_NE(it, columns.end()) << c;
+    return it == columns.end() ? std::string() : r.cells[static_cast<size_t>(it - columns.begin())];
+  };
+}
+}  // namespace
+
 TEST(Sweep, ResultsAreSortedAndIdenticalWhateverTheWorkers) {
   auto dir = temp_dir("sweep");
   auto s = load_study(write(dir, "s.yaml", kStudy));
@@ -211,9 +222,7 @@ TEST(SweepPoint, BrokenInvariantIsFailedBadInputInvalid) {
   auto dir = temp_dir("point");
   auto s = load_study(write(dir, "s.yaml", kStudy));
   auto columns = results_columns(s);
-  auto cell = [&](const ResultRow& r, const std::string& c) {
-    return r.cells[std::find(columns.begin(), columns.end(), c) - columns.begin()];
-  };
+  auto cell = cell_of(columns);
   auto row = driver::run_point(s, s.points[0], [](const driver::RunRequest&) -> report::RunResult {
     throw InvariantViolation("mfu 1.2 exceeds 1");
   });
@@ -242,9 +251,7 @@ TEST(SweepPoint, GoodputColumnsComeFromTheRunAndTheProfile) {
   auto s = load_study(write(dir, "s.yaml", text));
   auto columns = results_columns(s);
   ASSERT_NE(std::find(columns.begin(), columns.end(), "goodput"), columns.end());
-  auto cell = [&](const ResultRow& r, const std::string& c) {
-    return r.cells[std::find(columns.begin(), columns.end(), c) - columns.begin()];
-  };
+  auto cell = cell_of(columns);
   auto small = driver::run_point(s, s.points[0]), large = driver::run_point(s, s.points[1]);
   ASSERT_EQ(cell(small, "status"), "ok") << cell(small, "detail");
   ASSERT_EQ(cell(large, "status"), "ok") << cell(large, "detail");
@@ -274,9 +281,7 @@ TEST(SweepPoint, WorkloadWarningsAreInTheDetailCell) {
       "axes:\n  - grid: {workload.model.hidden: [12288, 6144]}\n";  // the file's ffn_hidden is 4 x 12288
   auto s = load_study(write(dir, "s.yaml", text));
   auto columns = results_columns(s);
-  auto cell = [&](const ResultRow& r, const std::string& c) {
-    return r.cells[std::find(columns.begin(), columns.end(), c) - columns.begin()];
-  };
+  auto cell = cell_of(columns);
   ASSERT_EQ(s.points.size(), 2u);
   std::map<std::string, std::string> detail;
   for (const auto& p : s.points) {
@@ -300,11 +305,7 @@ TEST(SweepPoint, MemoryComponentsAddUpToThePointsMemory) {
       "axes:\n  - grid: {workload.model.layers: [4, 2000]}\n";
   auto s = load_study(write(dir, "s.yaml", text));
   auto columns = results_columns(s);
-  auto cell = [&](const ResultRow& r, const std::string& c) {
-    auto it = std::find(columns.begin(), columns.end(), c);
-    EXPECT_NE(it, columns.end()) << c;
-    return it == columns.end() ? std::string() : r.cells[it - columns.begin()];
-  };
+  auto cell = cell_of(columns);
   auto fits = driver::run_point(s, s.points[0]), oom = driver::run_point(s, s.points[1]);
   ASSERT_EQ(cell(fits, "status"), "ok") << cell(fits, "detail");
   ASSERT_EQ(cell(oom, "status"), "out_of_memory") << cell(oom, "detail");

@@ -620,6 +620,46 @@ TEST(Plan, RefinedBoundCountsTheStepsFabricLoad) {
   EXPECT_GT(most, 1.05);  // the fabric load rose above the per-column bound somewhere
 }
 
+// The bound ends with the slowest stage's optimizer step (workload::optimizer_step_seconds), which starts
+// once every stage's gradients are complete: on one stage it is the simulated step's optimizer time exactly,
+// the distributed optimizer (ZeRO 1) shrinks it by the shard group, and the bound stays below the step.
+TEST(Plan, BoundEndsWithTheOptimizerStep) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "1"}});
+  const std::vector<std::string> fixed = {"parallel.tp",       "parallel.pp",         "parallel.dp",
+                                          "parallel.zero",     "parallel.dp_overlap", "training.micro_batch",
+                                          "training.recompute"};
+  std::map<std::string, double> optimizer;
+  for (const char* zero : {"0", "1"})
+    for (const char* pp : {"1", "2"}) {
+      Space s = llama_space(topo,
+                            {{"model.layers", "4"},
+                             {"parallel.tp", "1"},
+                             {"parallel.pp", pp},
+                             {"parallel.dp", pp == std::string("1") ? "8" : "4"},
+                             {"parallel.zero", zero},
+                             {"parallel.dp_overlap", "true"},
+                             {"training.global_batch", "32"},
+                             {"training.micro_batch", "1"},
+                             {"training.recompute", "none"}},
+                            fixed);
+      driver::PlanOptions all{.top = 1, .jobs = 1, .exhaustive = true, .progress = {}};
+      auto result = driver::run_plan(topo, s, all);
+      for (const auto& r : result.rows) {
+        if (!r.simulated() || !r.sim().ok()) continue;
+        std::string label = driver::candidate_label(s, r.values);
+        EXPECT_GT(r.estimate.optimizer, 0) << label;
+        EXPECT_LE(r.estimate.lower_bound, r.sim().step_time) << label;
+        double simulated = r.sim().breakdown[static_cast<size_t>(plan::Category::optimizer)];
+        if (pp == std::string("1")) EXPECT_NEAR(r.estimate.optimizer, simulated, 1e-9 * simulated) << label;
+        optimizer[std::string(zero) + "/" + pp] = r.estimate.optimizer;
+      }
+    }
+  ASSERT_EQ(optimizer.size(), 4u);
+  // Adam on an eighth of the parameters (the memset of the whole gradient buffer stays: ZeRO 1)
+  EXPECT_LT(optimizer["1/1"], 0.6 * optimizer["0/1"]);
+  EXPECT_LT(optimizer["0/2"], optimizer["0/1"]);  // each stage steps its half of the layers
+}
+
 // The MoE mechanisms the bound counts, each where the builder runs it: dispatch and combine across servers
 // (ep 16 on 8-GPU servers), beside a shared expert (moe.overlap: dispatch) or the other pass (combined_1f1b),
 // a host-bound block

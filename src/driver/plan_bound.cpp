@@ -17,6 +17,7 @@
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/moe_math.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
+#include "podsim/workload/transformer/optimizer_step.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
@@ -602,12 +603,17 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
       if (s == 0) fill.compute += head.embedding_forward.seconds + head.embedding_backward.seconds;
     }
   }
+  // Every stage's optimizer step follows the model-parallel sync, which waits for every stage's gradients:
+  // the longest of them after any stage's chain.
+  double optimizer = 0;
+  for (int s = 0; s < p; ++s) optimizer = std::max(optimizer, workload::optimizer_step_seconds(w, s, cm));
   e.compute = best.compute;
+  e.optimizer = optimizer;
   e.tp_comm = best.tp;
   e.cp_comm = best.cp;
   e.ep_comm = best.ep;
   e.dp_comm = kCommMargin * best_exposed;
-  e.lower_bound = std::max(best.sum() + e.dp_comm, kCommMargin * stream);
+  e.lower_bound = std::max(best.sum() + e.dp_comm + optimizer, kCommMargin * stream);
   return e;
 }
 

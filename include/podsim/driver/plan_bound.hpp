@@ -8,8 +8,10 @@
 // only ever slows), and is followed by the backward of that last microbatch through the p-1 stages
 // below it; every chunk pass also waits for its tensor-parallel collectives that are not overlapped,
 // counted at their idle-network time (contention only lengthens them); so is the data-parallel time no
-// schedule hides (the reduction after the flush without dp_overlap, ZeRO-3's gathers). Pipeline and
-// context-parallel transfers and the optimizer are left out: the bound stays a bound, only looser.
+// schedule hides (the reduction after the flush without dp_overlap, ZeRO-3's gathers), and then the
+// slowest stage's optimizer step, which starts only once every stage's gradients are complete
+// (workload/transformer/optimizer_step). Pipeline and context-parallel transfers are left out: the bound
+// stays a bound, only looser.
 // Each stage's chain is counted with its own layers (pipeline_split: uneven splits, dense and MoE layers);
 // ring attention's transfers beyond their attention blocks and a MoE layer's dispatch and combine (at one
 // group's idle-network time) are on it. The chains follow pipeline columns (a rank per stage), each rank's
@@ -44,6 +46,7 @@ struct CandidateEstimate {
   double cp_comm = 0;      // of which ring-attention transfers their attention blocks cannot hide, or
                            // the all-gather variant's collectives
   double ep_comm = 0;      // of which MoE dispatch and combine not hidden beside the shared experts
+  double optimizer = 0;    // of which the slowest stage's optimizer step, after every stage's gradients
   // Set by Estimator::refine before a candidate is simulated (0 until then): the busiest link's seconds
   // of the whole step's expert dispatches and data-parallel collectives, every group of every stage. The
   // lower bound is at least this.
@@ -157,7 +160,8 @@ class Estimator {
   // (schedule, p, m, v, combined, microbatch group) -> peak passes in flight per stage
   std::map<std::tuple<int, int, int, int, bool, int>, std::vector<int>> peaks_;
   std::map<std::tuple<int, int, double>, double> collectives_;  // (tp, kind, bytes)
-  // A data-parallel collective's idle-network seconds in an interned group (data_parallel_collective's algorithm).
+  // A data-parallel collective's idle-network seconds in an interned group (data_parallel_collective's
+  // algorithm).
   double group_seconds(const workload::ParallelConfig& p, int group, network::CollectiveKind kind,
                        double bytes);
   std::map<std::tuple<int, int, int, double>, double> group_seconds_;

@@ -8,6 +8,7 @@
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/optimizer_state.hpp"
+#include "podsim/workload/transformer/optimizer_step.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -134,16 +135,9 @@ int StepBuilder::sync_embeddings(const std::vector<int>& grads_ready) {
 // parameters sharded and gathers them per unit before use.
 void StepBuilder::add_optimizer_steps(int sync_id) {
   for (int s = 0; s < p_; ++s) {
-    double experts = expert_stage_params(w_, s), edp = expert_data_parallel(w_.parallel);
-    double params = (stage_params(w_, s) - experts) / (w_.parallel.zero >= 1 ? shard_size() : 1) +
-                    experts / (w_.parallel.zero >= 1 ? edp : 1);
-    int opt_id = g_.add_compute(
-        TaskKind::optimizer, compute_stream_[s], s,
-        optimizer_cost(params, w_.training.optimizer, workload::activation_bytes(w_.training), *cm_).seconds +
-            zero_grad_seconds(s) +
-            // the next step's first forward recasts the updated weights to fp8
-            fp8_weight_cast_seconds(w_, s, *cm_),
-        Category::optimizer, {sync_id});
+    double experts = expert_stage_params(w_, s);
+    int opt_id = g_.add_compute(TaskKind::optimizer, compute_stream_[s], s,
+                                optimizer_step_seconds(w_, s, *cm_), Category::optimizer, {sync_id});
     if (!gathers_after_optimizer()) continue;
     // Parameters are gathered in their 16-bit copy (the fp8 copy is made per GEMM, precision_bytes.hpp).
     double bytes = (stage_params(w_, s) - experts) * workload::activation_bytes(w_.training);
@@ -153,18 +147,6 @@ void StepBuilder::add_optimizer_steps(int sync_id) {
         expert_dp_plan(s, experts * workload::activation_bytes(w_.training), CollectiveKind::all_gather);
     if (expert_plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, expert_plan, Category::dp, {opt_id});
   }
-}
-
-// Megatron-Core zeroes the whole gradient buffer (DistributedDataParallel.zero_grad_buffer, called by
-// megatron/training/training.py train_step at the start of every iteration): one memset of the stage's
-// gradients as stage_memory counts them (sharded from ZeRO 2 on). Charged with the optimizer step, the
-// previous iteration's end in the steady state one step stands for.
-double StepBuilder::zero_grad_seconds(int s) const {
-  double experts = expert_stage_params(w_, s), edp = expert_data_parallel(w_.parallel);
-  bool sharded = w_.parallel.zero >= 2;
-  double grads =
-      (stage_params(w_, s) - experts) / (sharded ? shard_size() : 1) + experts / (sharded ? edp : 1);
-  return memory_cost(*cm_, "zero gradient buffer", grads * w_.training.main_grad_bytes).seconds;
 }
 
 bool StepBuilder::gathers_after_optimizer() const {

@@ -190,7 +190,6 @@ class StepBuilder {
   // All-gather of `bytes` of parameters in the shard groups (-1 when nothing is sharded).
   int param_gather_plan(int s, double bytes);
   bool gathers_after_optimizer() const;
-  double zero_grad_seconds(int s) const;  // memset of the stage's gradient buffer each step
   void build_gradient_sync_and_optimizer();
   std::vector<int> reduce_gradients();
   int sync_embeddings(const std::vector<int>& grads_ready);

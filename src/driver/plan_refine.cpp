@@ -70,7 +70,9 @@ int Estimator::stage_dp_links(const WorkloadConfig& w, int stage, int which, net
 
 // The whole step's expert dispatches and data-parallel collectives, every group of every stage, as the
 // builder runs them (the same counts link_load gives one rank's groups; HSDP's replica all-reduce after
-// each reduce-scatter of the shard); the busiest link direction's seconds, which no schedule beats.
+// each reduce-scatter of the shard); the busiest link direction's seconds, which no schedule beats. All of
+// it precedes the model-parallel sync (the parameter all-gather after ZeRO 1/2's optimizer is left out), so
+// the slowest stage's optimizer step follows it.
 void Estimator::refine(const WorkloadConfig& given, CandidateEstimate& e) {
   WorkloadConfig w = given;
   w.parallel.tp_overlap = workload::tp_overlap_in_effect(w.parallel, topo_.device);
@@ -112,7 +114,7 @@ void Estimator::refine(const WorkloadConfig& given, CandidateEstimate& e) {
     }
   }
   e.fabric_load = kCommMargin * busiest_link(parts);
-  e.lower_bound = std::max(e.lower_bound, e.fabric_load);
+  e.lower_bound = std::max(e.lower_bound, e.fabric_load + e.optimizer);
 }
 
 }  // namespace podsim::driver

@@ -30,6 +30,12 @@ auto cell_of(const std::vector<std::string>& columns) {
     return it == columns.end() ? std::string() : r.cells[static_cast<size_t>(it - columns.begin())];
   };
 }
+
+// The head of a study file on presets of the project: its name, topology and workload lines.
+std::string study_head(const std::string& name, const std::string& topology, const std::string& workload) {
+  return "name: " + name + "\ntopology: " + podsim::testing::source_path("topologies/" + topology + ".yaml") +
+         "\nworkload: " + podsim::testing::source_path("workloads/" + workload + ".yaml") + "\n";
+}
 }  // namespace
 
 TEST(Sweep, ResultsAreSortedAndIdenticalWhateverTheWorkers) {
@@ -241,13 +247,11 @@ TEST(SweepPoint, BrokenInvariantIsFailedBadInputInvalid) {
 // A study that names a reliability profile fills the goodput columns of every ok point from the run.
 TEST(SweepPoint, GoodputColumnsComeFromTheRunAndTheProfile) {
   auto dir = temp_dir("goodput-point");
-  std::string text =
-      "name: g\ntopology: " + podsim::testing::source_path("topologies/dgx-h100-superpod.yaml") +
-      "\nworkload: " + podsim::testing::source_path("workloads/llama3-8b.yaml") +
-      "\ngoodput: " + podsim::testing::source_path("calibration/reliability/h100-llama3-meta.yaml") +
-      "\nset: {workload.model.layers: 4, workload.training.global_batch: 8}\n"
-      "axes:\n  - zip: {topology.nodes: [1, 2], workload.parallel.dp: [8, 16],"
-      " workload.training.global_batch: [8, 16]}\n";
+  std::string text = study_head("g", "dgx-h100-superpod", "llama3-8b") + "goodput: " +
+                     podsim::testing::source_path("calibration/reliability/h100-llama3-meta.yaml") +
+                     "\nset: {workload.model.layers: 4, workload.training.global_batch: 8}\n"
+                     "axes:\n  - zip: {topology.nodes: [1, 2], workload.parallel.dp: [8, 16],"
+                     " workload.training.global_batch: [8, 16]}\n";
   auto s = load_study(write(dir, "s.yaml", text));
   auto columns = results_columns(s);
   ASSERT_NE(std::find(columns.begin(), columns.end(), "goodput"), columns.end());
@@ -273,9 +277,8 @@ TEST(SweepPoint, GoodputColumnsComeFromTheRunAndTheProfile) {
 TEST(SweepPoint, WorkloadWarningsAreInTheDetailCell) {
   auto dir = temp_dir("warning-point");
   std::string text =
-      "name: w\ntopology: " + podsim::testing::source_path("topologies/dgx-h100-superpod.yaml") +
-      "\nworkload: " + podsim::testing::source_path("workloads/gpt3-175b.yaml") +
-      "\nset: {topology.nodes: 1, workload.model.layers: 2, workload.parallel.pp: 1, workload.parallel.tp: 8,"
+      study_head("w", "dgx-h100-superpod", "gpt3-175b") +
+      "set: {topology.nodes: 1, workload.model.layers: 2, workload.parallel.pp: 1, workload.parallel.tp: 8,"
       " workload.parallel.dp: 1, workload.training.global_batch: 8, workload.parallel.virtual_stages: 1,"
       " workload.parallel.schedule: 1f1b}\n"
       "axes:\n  - grid: {workload.model.hidden: [12288, 6144]}\n";  // the file's ffn_hidden is 4 x 12288
@@ -298,11 +301,9 @@ TEST(SweepPoint, WorkloadWarningsAreInTheDetailCell) {
 // memory_per_device_GiB.
 TEST(SweepPoint, MemoryComponentsAddUpToThePointsMemory) {
   auto dir = temp_dir("memory-point");
-  std::string text =
-      "name: m\ntopology: " + podsim::testing::source_path("topologies/dgx-h100-superpod.yaml") +
-      "\nworkload: " + podsim::testing::source_path("workloads/llama3-8b.yaml") +
-      "\nset: {topology.nodes: 1, workload.training.global_batch: 8}\n"
-      "axes:\n  - grid: {workload.model.layers: [4, 2000]}\n";
+  std::string text = study_head("m", "dgx-h100-superpod", "llama3-8b") +
+                     "set: {topology.nodes: 1, workload.training.global_batch: 8}\n"
+                     "axes:\n  - grid: {workload.model.layers: [4, 2000]}\n";
   auto s = load_study(write(dir, "s.yaml", text));
   auto columns = results_columns(s);
   auto cell = cell_of(columns);

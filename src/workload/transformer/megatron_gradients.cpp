@@ -4,10 +4,8 @@
 // from grad_group(); HSDP (parallel.shard_group) splits it into shard groups and replica groups.
 #include "megatron_step_builder.hpp"
 #include "podsim/workload/transformer/data_parallel_groups.hpp"
-#include "podsim/workload/transformer/fp8_weight_ops.hpp"
 #include "podsim/workload/transformer/memory_model.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
-#include "podsim/workload/transformer/optimizer_state.hpp"
 #include "podsim/workload/transformer/optimizer_step.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"

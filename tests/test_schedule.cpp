@@ -79,6 +79,33 @@ TEST(Schedule, EveryMicrobatchRunsForwardThenBackwardOnEveryChunk) {
   }
 }
 
+// Every stage ends with chunk 0's backward of its last microbatch, in every schedule (with combined 1F1B
+// and with microbatch groups too): the plan bound times the data-parallel reductions of a stage's last pass
+// (driver/plan_bound.cpp dp_time) as chunk 0's.
+TEST(Schedule, EveryStageEndsWithChunkZerosLastBackward) {
+  struct Variant {
+    Shape shape;
+    bool combined;
+    int group;
+  };
+  std::vector<Variant> variants;
+  for (const auto& sh : kShapes) variants.push_back({sh, false, 0});
+  variants.push_back({{Schedule::none, 1, 6, 1}, true, 0});
+  variants.push_back({{Schedule::interleaved, 4, 8, 2}, true, 0});
+  variants.push_back({{Schedule::interleaved, 4, 10, 2}, false, 5});
+  for (const auto& [sh, combined, group] : variants) {
+    auto programs = build_schedule(sh.schedule, sh.p, sh.m, sh.v, combined, {}, group);
+    for (int s = 0; s < sh.p; ++s) {
+      const StageStep* last = nullptr;
+      for (const auto& step : programs[s])
+        if (step.compute) last = &step;
+      ASSERT_NE(last, nullptr);
+      EXPECT_EQ(last->pass, Pass::backward) << "stage " << s << ", v " << sh.v;
+      EXPECT_EQ(last->chunk, 0) << "stage " << s << ", v " << sh.v;
+    }
+  }
+}
+
 TEST(Schedule, SendsAndReceivesMatchOnEveryChannel) {
   for (const auto& sh : kShapes) {
     auto programs = build_schedule(sh.schedule, sh.p, sh.m, sh.v);

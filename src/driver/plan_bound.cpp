@@ -178,24 +178,28 @@ double Estimator::dp_link_seconds(const WorkloadConfig& w, const RankGroups& g, 
   return seconds;
 }
 
-// Data-parallel time no schedule hides (megatron_gradients.cpp, megatron_sharding.cpp), beyond one stage's
-// compute chain: without dp_overlap, the stage's whole gradient reduction follows its pipeline flush (ZeRO-2:
-// every backward, whose reductions also fill the data-parallel stream with overlap);
-// ZeRO-3 gathers each pass's first unit before that pass's compute (all of the pass's units without
-// prefetch), its gather stream carries every gather of every pass one after the other, and its
-// data-parallel stream every backward's reduce-scatter. A MoE layer's routed experts reduce (and with ZeRO-3
-// gather) in the expert data-parallel group on the same streams, after the dense units. Only the
-// transformer layers' parameters are counted (embeddings left out), each layer's dense part as the smaller
-// of a dense layer's and a MoE layer's (attention, router, shared experts). Each stage counts its own layers
-// in the groups of one of its ranks.
-std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, const StageLayers& layers,
-                                                const RankGroups& g, double m) {
+// Data-parallel time no schedule hides (megatron_gradients.cpp, megatron_sharding.cpp, megatron_layers.cpp):
+// without dp_overlap, the stage's whole gradient reduction follows its last pass (ZeRO-2: every backward,
+// which waits for it); with dp_overlap, chunk 0's final backward (every schedule's last pass of a stage)
+// reduces its gradients in buckets as its pieces finish (ZeRO-2: all but the last bucket already beside
+// it), then its routed experts, one after the other on the data-parallel stream: the last bucket and the
+// experts follow the stage's last pass, and every bucket and the experts its start. ZeRO-3 gathers each
+// pass's first unit before that pass's compute (all of the pass's units without prefetch), its gather
+// stream carries every gather of every pass one after the other, and its data-parallel stream every
+// backward's reduce-scatter. A MoE layer's routed experts reduce (and with ZeRO-3 gather) in the expert
+// data-parallel group on the same streams, after the dense units. ZeRO 0-2 reduce the builder's chunks'
+// parameters (chunk_dense_params: a bucket's size is not monotone in them); ZeRO-3 counts only the
+// transformer layers' (embeddings left out), each layer's dense part as the smaller of a dense layer's and
+// a MoE layer's (attention, router, shared experts). Each stage counts its own layers in the groups of one
+// of its ranks.
+Estimator::DataParallelTime Estimator::dp_time(const WorkloadConfig& w, int stage, const StageLayers& layers,
+                                               const RankGroups& g, double m) {
   using network::CollectiveKind;
   const auto& p = w.parallel;
-  if (static_cast<long long>(p.dp) * p.cp == 1) return {0, 0};
+  if (static_cast<long long>(p.dp) * p.cp == 1) return {};
   double stage_layers = layers.layers, layer_chunks = layers.layer_chunks, stage_moe = layers.moe,
          moe_chunks = layers.moe_chunks;
-  if (stage_layers < 1) return {0, 0};
+  if (stage_layers < 1) return {};
   double eb = workload::activation_bytes(w.training), gb = w.training.grad_reduce_bytes;
   double unit = dense_unit_params(w), expert_unit = workload::expert_params_per_layer(w);
   double experts = stage_moe * expert_unit;  // routed, per rank
@@ -204,13 +208,39 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, const S
   if (p.zero < 3) {
     // ZeRO 0 all-reduces (the experts too), 1 and 2 reduce-scatter, the routed experts after the dense part.
     auto kind = p.zero == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
-    double once = dense(kind, stage_layers * unit * gb) + routed(kind, experts * gb);
-    if (p.zero < 2) return {p.dp_overlap ? 0 : once, 0};
+    int v = std::max(1, p.virtual_stages);
+    double stage_dense = 0;  // with the embedding and output layer, as the builder reduces them
+    for (int c = 0; c < v; ++c) stage_dense += workload::chunk_dense_params(w, v, stage, c);
+    double once = dense(kind, stage_dense * gb) + routed(kind, experts * gb);
+    DataParallelTime t;
     // ZeRO-2 reduce-scatters each chunk's gradients after every backward of it (m x v of them, each a 1/v
     // share; counted as m whole-stage reductions, which is less: latency once each), one after the other
-    // on the data-parallel stream, which the step waits for; exposed without dp_overlap.
-    double all = m * once;
-    return {p.dp_overlap ? 0 : all, all};
+    // on the data-parallel stream, which the step waits for.
+    if (p.zero == 2) t.stream = m * once;
+    if (!p.dp_overlap) {
+      if (p.zero < 2)
+        t.tail = once;
+      else
+        t.chain = m * once;
+      // ZeRO 1/2 gather the updated parameters after the optimizer step (megatron_gradients.cpp).
+      if (p.zero > 0)
+        t.after_optimizer = dense(CollectiveKind::all_gather, stage_dense * eb) +
+                            routed(CollectiveKind::all_gather, experts * eb);
+      return t;
+    }
+    double params = workload::chunk_dense_params(w, v, stage, 0);
+    int buckets = workload::gradient_bucket_count(p, params, gb);
+    double last_bucket = dense(kind, params * gb / buckets);
+    long long chunk_layers = workload::chunk_layers(w, v, stage, 0);
+    double chunk_moe = w.moe.enabled() ? static_cast<double>(workload::moe_layers_in(
+                                             w, workload::chunk_first_layer(w, v, stage, 0), chunk_layers))
+                                       : 0;
+    double chunk_experts = routed(kind, chunk_moe * expert_unit * gb);
+    double other_buckets =
+        p.zero == 2 ? dense(kind, params * gb * (buckets - 1) / buckets) : (buckets - 1) * last_bucket;
+    t.tail = last_bucket + chunk_experts;
+    t.final_pass = other_buckets + t.tail;
+    return t;
   }
   // Before each pass of a chunk with layers, its first layer (with prefetch) or all of them (without), then
   // likewise its first MoE layer's experts; only before the forward when the backward keeps the forward's
@@ -230,8 +260,8 @@ std::pair<double, double> Estimator::dp_exposed(const WorkloadConfig& w, const S
                          routed(CollectiveKind::all_gather, gathering_passes * experts * eb);
   double scatter_stream = dense(CollectiveKind::reduce_scatter, scattered) +
                           routed(CollectiveKind::reduce_scatter, m * experts * gb);
-  double stream = std::max({gather_stream, scatter_stream, dp_link_seconds(w, g, gathered, scattered)});
-  return {exposed, stream};
+  return {.chain = exposed,
+          .stream = std::max({gather_stream, scatter_stream, dp_link_seconds(w, g, gathered, scattered)})};
 }
 
 // Idle-network time of one expert data-parallel group's collective (as StepBuilder::expert_groups lays
@@ -562,17 +592,29 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
   // Along each pipeline column the bound follows, each stage: its own chunks for every microbatch (with the
   // embedding or the output layer on the end stages), after the first microbatch's forward through the
   // column's ranks of the stages before it (their first chunk) and before that microbatch's backward back
-  // through them; then the data-parallel time its rank's groups cannot hide. A MoE layer's dispatch runs
-  // in the rank's expert-parallel group.
+  // through them, which ends with stage 0's last pass; the data-parallel time its rank's groups cannot hide
+  // (dp_time) follows its own last pass, and stage 0's follows that chain. A MoE layer's dispatch runs in
+  // the rank's expert-parallel group.
   ChainCost best;
-  double best_exposed = 0, stream = 0;
+  double best_dp = 0, stream = 0;
+  // Every stage's optimizer step follows the model-parallel sync, which waits for every stage's gradients:
+  // the longest of them (with what follows it on its data-parallel stream) after any stage's chain.
+  std::vector<double> optimizer_steps;
+  for (int s = 0; s < p; ++s) optimizer_steps.push_back(workload::optimizer_step_seconds(w, s, cm));
+  double optimizer = *std::max_element(optimizer_steps.begin(), optimizer_steps.end()), finish = optimizer;
+  auto longest = [&](const ChainCost& chain, double dp) {
+    if (chain.sum() + dp > best.sum() + best_dp) best = chain, best_dp = dp;
+  };
+  // Combined 1F1B's host floor is a pair's, not a pass's: its last pass is not costed apart.
+  bool passes_apart = !(moe_costs && w.moe.overlap == workload::MoeOverlap::combined_1f1b);
   for (const auto& column : columns(w)) {
-    ChainCost fill;
+    ChainCost fill_forward, fill_backward;
+    double after_first_stage = 0;  // what follows stage 0's last pass
     for (int s = 0; s < p; ++s) {
       const RankGroups& g = column[s];
       const LayerChain moe_layer = moe_costs ? moe_chain(w, g, *moe_costs, cp_fwd, cp_bwd) : dense_layer;
       ChainCost body;
-      ChainCost first_chunk;
+      ChainCost first_forward, first_backward;
       for (int c = 0; c < v; ++c) {
         long long layers = workload::chunk_layers(w, v, s, c);
         long long moe =
@@ -588,31 +630,40 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
         fwd.compute += fwd_slowed;
         bwd.compute += bwd_slowed;
         body = body + (fwd + bwd) * m;
-        if (c == 0) first_chunk = fwd + bwd;
+        if (c == 0) first_forward = fwd, first_backward = bwd;
       }
       if (s == 0) body.compute += m * (head.embedding_forward.seconds + head.embedding_backward.seconds);
       if (s == p - 1) body.compute += m * (head.output_forward.seconds + head.output_backward.seconds);
-      ChainCost total = fill + body;
+      if (s == 0) {
+        first_forward.compute += head.embedding_forward.seconds;
+        first_backward.compute += head.embedding_backward.seconds;
+      }
+      // The stage's last pass: chunk 0's backward of the last microbatch, with the output layer's where
+      // chunk 0 is the last chunk of the last stage.
+      ChainCost last_pass = first_backward;
+      if (s == p - 1 && v == 1) last_pass.compute += head.output_backward.seconds;
       const StageLayers layers = stage_layers_of(w, s);
-      auto [exposed, stage_stream] = dp_exposed(w, layers, g, m);
-      if (total.sum() + exposed > best.sum() + best_exposed) best = total, best_exposed = exposed;
-      stream = std::max(stream, stage_stream);
+      const DataParallelTime dp = dp_time(w, s, layers, g, m);
+      double after = kCommMargin * dp.tail;
+      if (passes_apart) after = std::max(after, kCommMargin * dp.final_pass - last_pass.sum());
+      if (s == 0) after_first_stage = after;
+      double chain_dp = kCommMargin * dp.chain;
+      longest(fill_forward + body, chain_dp + after);
+      longest(fill_forward + body + fill_backward, chain_dp + after_first_stage);
+      stream = std::max(stream, dp.stream);
+      finish = std::max(finish, optimizer_steps[s] + kCommMargin * dp.after_optimizer);
       if (moe_costs) stream = std::max(stream, link_load(w, layers, g, m, &*moe_costs));
       // The next stage waits for this one's first chunk (and stage 0's embedding) both ways.
-      fill = fill + first_chunk;
-      if (s == 0) fill.compute += head.embedding_forward.seconds + head.embedding_backward.seconds;
+      fill_forward = fill_forward + first_forward;
+      fill_backward = first_backward + fill_backward;
     }
   }
-  // Every stage's optimizer step follows the model-parallel sync, which waits for every stage's gradients:
-  // the longest of them after any stage's chain.
-  double optimizer = 0;
-  for (int s = 0; s < p; ++s) optimizer = std::max(optimizer, workload::optimizer_step_seconds(w, s, cm));
   e.compute = best.compute;
   e.optimizer = optimizer;
   e.tp_comm = best.tp;
   e.cp_comm = best.cp;
   e.ep_comm = best.ep;
-  e.dp_comm = kCommMargin * best_exposed;
+  e.dp_comm = best_dp + finish - optimizer;
   e.lower_bound = std::max(best.sum() + e.dp_comm + optimizer, kCommMargin * stream);
   return e;
 }

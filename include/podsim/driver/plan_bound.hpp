@@ -92,10 +92,16 @@ class Estimator {
   std::map<std::tuple<int, std::string, double, double>, double> dp_link_seconds_;
   double expert_dp_seconds(const workload::WorkloadConfig& w, const RankGroups& g,
                            network::CollectiveKind kind, double bytes);
-  // One stage's rank's (exposed after or before its compute chain, total on its busiest data-parallel
-  // stream), seconds, with m microbatches.
-  std::pair<double, double> dp_exposed(const workload::WorkloadConfig& w, const StageLayers& layers,
-                                       const RankGroups& g, double m);
+  // One stage's rank's data-parallel seconds no schedule hides, with m microbatches (plan_bound.cpp).
+  struct DataParallelTime {
+    double chain = 0;            // on the stage's compute chain (waits before its passes go on)
+    double tail = 0;             // after the stage's last pass ends
+    double final_pass = 0;       // after its last pass (chunk 0's final backward) starts
+    double stream = 0;           // the whole step on its busiest data-parallel stream
+    double after_optimizer = 0;  // after the stage's optimizer step (ZeRO 1/2's parameter gather)
+  };
+  DataParallelTime dp_time(const workload::WorkloadConfig& w, int stage, const StageLayers& layers,
+                           const RankGroups& g, double m);
   // Seconds per link direction of the collectives the bound meets, by profile id.
   std::vector<network::LinkSeconds> profiles_;
   int profile(network::LinkSeconds links);

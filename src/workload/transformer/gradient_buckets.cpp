@@ -3,6 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "podsim/workload/transformer/memory_model.hpp"
+#include "podsim/workload/transformer/moe_math.hpp"
+#include "podsim/workload/transformer/moe_memory.hpp"
+#include "podsim/workload/transformer/pipeline_split.hpp"
+#include "podsim/workload/transformer/transformer_math.hpp"
+
 namespace podsim::workload {
 
 int gradient_bucket_count(const ParallelConfig& p, double params, double bytes_per_param) {
@@ -12,6 +18,21 @@ int gradient_bucket_count(const ParallelConfig& p, double params, double bytes_p
   double wanted = p.dp_bucket_megatron_core ? std::ceil(params / std::max(40e6, 1e6 * grad_ranks))
                                             : std::ceil(params * bytes_per_param / p.dp_bucket_bytes);
   return static_cast<int>(std::clamp(wanted, 1.0, 64.0));
+}
+
+double chunk_head_params(const WorkloadConfig& w, int virtual_stages, int stage, int chunk) {
+  if (!((stage == 0 && chunk == 0) || (stage == w.parallel.pp - 1 && chunk == virtual_stages - 1))) return 0;
+  return stage_params(w, stage) - stage_layers(w, stage) * layer_params(w.model) / w.parallel.tp -
+         moe_stage_params_delta(w, stage);
+}
+
+double chunk_dense_params(const WorkloadConfig& w, int virtual_stages, int stage, int chunk) {
+  long long layers = chunk_layers(w, virtual_stages, stage, chunk);
+  long long moe =
+      w.moe.enabled() ? moe_layers_in(w, chunk_first_layer(w, virtual_stages, stage, chunk), layers) : 0;
+  return static_cast<double>(layers) * layer_params(w.model) / w.parallel.tp +
+         static_cast<double>(moe) * moe_dense_delta_per_layer(w) +
+         chunk_head_params(w, virtual_stages, stage, chunk);
 }
 
 }  // namespace podsim::workload

@@ -15,19 +15,6 @@ namespace podsim::workload::megatron {
 using network::Collective;
 using network::CollectiveKind;
 
-double StepBuilder::chunk_params(int s, int chunk) const {
-  // Dense parameters only: routed experts reduce over their own group (moe_step.cpp).
-  return chunk_layers(w_, v_, s, chunk) * layer_params(w_.model) / layout_.tp +
-         moe_layers_in_chunk(s, chunk) * moe_dense_delta_per_layer(w_) + chunk_head_params(s, chunk);
-}
-
-double StepBuilder::chunk_head_params(int s, int chunk) const {
-  // What a stage holds beside its layers (embedding, final norm, output layer), in its first or last chunk.
-  if (!((s == 0 && chunk == 0) || (s == p_ - 1 && chunk == v_ - 1))) return 0;
-  return stage_params(w_, s) - stage_layers(w_, s) * layer_params(w_.model) / layout_.tp -
-         moe_stage_params_delta(w_, s);
-}
-
 // The one place that says which ranks reduce gradients (and share ZeRO shards) with TP rank `tp_rank` of
 // stage `s`. Context-parallel ranks hold the same weights as data-parallel ones: gradients are reduced
 // (and the distributed optimizer sharded) over the dp x cp ranks, as in Megatron-Core.

@@ -124,8 +124,8 @@ void StepBuilder::add_chunk_pass(int s, const StageStep& step, bool final_backwa
   // fill from the last layer to the first, as in PyTorch DDP and Megatron's overlapped reduction). Every
   // piece but the first runs beside the previous bucket's reduction and is slowed for as long as that
   // runs (the first may still overlap an earlier chunk's buckets; not counted).
-  double grads = chunk_params(s, step.chunk) * w_.training.grad_reduce_bytes;
-  int buckets = bucket_count(chunk_params(s, step.chunk), w_.training.grad_reduce_bytes);
+  double grads = chunk_dense_params(w_, v_, s, step.chunk) * w_.training.grad_reduce_bytes;
+  int buckets = bucket_count(chunk_dense_params(w_, v_, s, step.chunk), w_.training.grad_reduce_bytes);
   int bucket_plan = dp_plan(s, grads / buckets);
   double piece = work.seconds / buckets;
   for (int b = 0; b < buckets; ++b) {

@@ -6,6 +6,7 @@
 
 #include "megatron_step_builder.hpp"
 #include "podsim/network/link_load.hpp"
+#include "podsim/workload/transformer/gradient_buckets.hpp"
 #include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
@@ -61,8 +62,8 @@ double StepBuilder::overlapped_seconds(double compute, double comm, double slowd
 StepBuilder::FsdpUnits StepBuilder::fsdp_units(int s, int chunk) const {
   FsdpUnits u;
   u.layers = chunk_layers(w_, v_, s, chunk);
-  u.heads = chunk_head_params(s, chunk);
-  u.unit = (chunk_params(s, chunk) - u.heads) / u.layers;  // a layer's dense parameters (mean)
+  u.heads = chunk_head_params(w_, v_, s, chunk);
+  u.unit = (chunk_dense_params(w_, v_, s, chunk) - u.heads) / u.layers;  // a layer's dense parameters (mean)
   // MoE layers' routed experts are sharded over the expert data-parallel group, gathered and reduced
   // there per MoE layer, beside the dense units (moe_memory.hpp).
   u.moe_layers = moe_ ? static_cast<double>(moe_layers_in_chunk(s, chunk)) : 0;
@@ -134,7 +135,7 @@ void StepBuilder::add_fsdp_pass(int s, const StageStep& step) {
 // the last after it (a bucket's reduction starting with the compute rather than when it fills: slightly
 // optimistic). Without overlap the whole reduce-scatter follows the backward and the stage waits for it.
 void StepBuilder::add_zero2_backward(int s, const StageStep& step, const ChunkWork& work) {
-  double params = chunk_params(s, step.chunk), grads = params * w_.training.grad_reduce_bytes;
+  double params = chunk_dense_params(w_, v_, s, step.chunk), grads = params * w_.training.grad_reduce_bytes;
   int buckets = w_.parallel.dp_overlap ? bucket_count(params, w_.training.grad_reduce_bytes) : 1;
   int rest_plan = buckets > 1 ? dp_plan(s, grads * (buckets - 1) / buckets) : -1;
   if (rest_plan >= 0) g_.add_comm(TaskKind::dp, dp_stream_[s], s, rest_plan, Category::dp, after_compute(s));
@@ -161,8 +162,9 @@ bool StepBuilder::overlaps_param_gather(const StageStep& step) const {
 // but the last runs beside the next bucket's gather and is slowed for as long as that runs.
 void StepBuilder::add_gathered_forward(int s, const StageStep& step) {
   ChunkWork work = chunk_work(s, step.chunk, step.pass);
-  double bytes = chunk_params(s, step.chunk) * workload::activation_bytes(w_.training);
-  int buckets = bucket_count(chunk_params(s, step.chunk), workload::activation_bytes(w_.training));
+  double bytes = chunk_dense_params(w_, v_, s, step.chunk) * workload::activation_bytes(w_.training);
+  int buckets =
+      bucket_count(chunk_dense_params(w_, v_, s, step.chunk), workload::activation_bytes(w_.training));
   int gather_plan = param_gather_plan(s, bytes / buckets);
   double piece = work.seconds / buckets;
   std::vector<int> gathers;

@@ -170,9 +170,6 @@ class StepBuilder {
   int gather_plan(int stage);
 
   // megatron_gradients.cpp
-  double chunk_params(int s, int chunk) const;
-  // The parameters beside the layers (embedding, output layer) in chunk `chunk` of stage `s`.
-  double chunk_head_params(int s, int chunk) const;
   // THE lookup of the ranks whose gradients are reduced (and ZeRO state sharded) together with TP rank
   // `tp_rank` of stage `s`; every data-parallel collective is built from it.
   std::vector<int> grad_group(int tp_rank, int s) const;

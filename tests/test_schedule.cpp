@@ -301,6 +301,31 @@ TEST(Schedule, OverlappedPipelineCommunicationHidesTransfersBehindCompute) {
   }
 }
 
+// blocking_transfer_calls (the plan bound's pipeline calls): a stage's compute and one transfer for each of
+// its blocking calls never exceed the replayed step, blocking or overlapped; without overlap every call
+// between a stage's first and last compute step blocks.
+TEST(Schedule, BlockingCallsHoldTheirStageForATransferEach) {
+  const double transfer = 0.05;
+  for (P2pOverlap overlap : {P2pOverlap{}, P2pOverlap{true, false}, P2pOverlap{true, true}}) {
+    for (const auto& sh : kShapes) {
+      auto programs = build_schedule(sh.schedule, sh.p, sh.m, sh.v, false, overlap);
+      std::vector<int> calls = blocking_transfer_calls(programs);
+      ASSERT_EQ(static_cast<int>(calls.size()), sh.p);
+      double step = replay_schedule(sh, overlap, transfer);
+      for (int s = 0; s < sh.p; ++s) {
+        EXPECT_LE(3.0 * sh.m + calls[s] * transfer, step + 1e-9) << sh.p << " " << sh.m << " " << sh.v;
+        if (sh.p == 1) EXPECT_EQ(calls[s], 0);
+      }
+      if (sh.p == 1 || (overlap.steady && sh.schedule == Schedule::interleaved && sh.v > 1)) continue;
+      // Blocking: at least one call per chunk pass of a microbatch but the last (1F1B's last stage
+      // exchanges one gradient and the next activation in one call between its backward and forward).
+      int chunks = sh.schedule == Schedule::interleaved ? sh.v : 1;
+      for (int s = 0; s < sh.p; ++s)
+        EXPECT_GE(calls[s], sh.m * chunks - 1) << sh.p << " " << sh.m << " " << sh.v << " stage " << s;
+    }
+  }
+}
+
 // Megatron-Core's microbatch_group_size_per_vp_stage (parallel.microbatch_group_size): each chunk runs N
 // contiguous microbatches at a time, pp <= N <= m, the last group whole or at least pp long. Every
 // microbatch still runs forward then backward on every chunk, sends and receives match, nothing deadlocks;

@@ -2,6 +2,7 @@
 #include "podsim/driver/plan_bound.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "plan_bound_parts.hpp"
@@ -9,6 +10,7 @@
 #include "podsim/network/expert_dispatch.hpp"
 #include "podsim/network/link_load.hpp"
 #include "podsim/workload/parallel_layout.hpp"
+#include "podsim/workload/pipeline_assembly.hpp"
 #include "podsim/workload/pipeline_schedule.hpp"
 #include "podsim/workload/transformer/context_parallel.hpp"
 #include "podsim/workload/transformer/gradient_buckets.hpp"
@@ -19,6 +21,7 @@
 #include "podsim/workload/transformer/moe_memory.hpp"
 #include "podsim/workload/transformer/optimizer_step.hpp"
 #include "podsim/workload/transformer/pipeline_split.hpp"
+#include "podsim/workload/transformer/pipeline_transfer.hpp"
 #include "podsim/workload/transformer/precision_bytes.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -541,6 +544,35 @@ const std::vector<std::vector<Estimator::RankGroups>>& Estimator::columns(const 
   return columns_.emplace(key, std::move(out)).first->second;
 }
 
+double Estimator::transfer_seconds(const WorkloadConfig& w, int from, int to) {
+  const auto& p = w.parallel;
+  double bytes = workload::pipeline_activation_bytes(w, w.training.micro_batch);
+  auto key = std::make_tuple(p.tp, p.cp, p.dp, p.pp, static_cast<int>(p.rank_order), from, to, bytes);
+  if (auto it = transfers_.find(key); it != transfers_.end()) return it->second;
+  const auto layout = workload::rank_layout(p);
+  double t =
+      network::idle_phase_cost(
+          topo_, workload::pipeline_transfer(topo_, w, layout, workload::simulated_tp_ranks(topo_, layout),
+                                             w.training.micro_batch, from, to))
+          .total();
+  return transfers_.emplace(key, t).first->second;
+}
+
+const std::vector<int>& Estimator::blocking_calls(const WorkloadConfig& w) {
+  const auto& p = w.parallel;
+  int v = p.virtual_stages;
+  bool combined = w.moe.enabled() && w.moe.overlap == workload::MoeOverlap::combined_1f1b &&
+                  (p.pp == 1 || (p.schedule == Schedule::interleaved && v > 1));
+  Schedule schedule = p.pp == 1 ? Schedule::none : p.schedule;
+  auto key = std::make_tuple(static_cast<int>(schedule), p.pp, microbatches(w), v, combined,
+                             p.microbatch_group, p.overlap_p2p_comm, p.overlap_p2p_comm_warmup_flush);
+  if (auto it = blocking_calls_.find(key); it != blocking_calls_.end()) return it->second;
+  auto programs =
+      workload::build_schedule(schedule, p.pp, microbatches(w), v, combined,
+                               {p.overlap_p2p_comm, p.overlap_p2p_comm_warmup_flush}, p.microbatch_group);
+  return blocking_calls_.emplace(key, workload::blocking_transfer_calls(programs)).first->second;
+}
+
 CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
   // The kernels as the step builder costs them: userbuffers only where the device has them.
   WorkloadConfig w = given;
@@ -607,6 +639,24 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
   };
   // Combined 1F1B's host floor is a pair's, not a pass's: its last pass is not costed apart.
   bool passes_apart = !(moe_costs && w.moe.overlap == workload::MoeOverlap::combined_1f1b);
+  // Pipeline transfers (idle network): the first microbatch's between neighbouring stages, and on each
+  // stage one for every call that holds it (blocking_calls), at its cheapest neighbour's.
+  std::vector<double> forward_hop(p, 0), backward_hop(p, 0), held(p, 0);
+  if (p > 1) {
+    const std::vector<int>& calls = blocking_calls(w);
+    for (int s = 0; s + 1 < p; ++s) {
+      forward_hop[s] = kCommMargin * transfer_seconds(w, s, s + 1);
+      backward_hop[s] = kCommMargin * transfer_seconds(w, s + 1, s);
+    }
+    bool ring = v > 1;  // chunks pass from the last stage back to the first
+    double wrap = ring ? kCommMargin * std::min(transfer_seconds(w, p - 1, 0), transfer_seconds(w, 0, p - 1))
+                       : std::numeric_limits<double>::infinity();
+    for (int s = 0; s < p; ++s) {
+      double cheapest = std::min({s + 1 < p ? std::min(forward_hop[s], backward_hop[s]) : wrap,
+                                  s > 0 ? std::min(forward_hop[s - 1], backward_hop[s - 1]) : wrap});
+      if (std::isfinite(cheapest)) held[s] = calls[s] * cheapest;
+    }
+  }
   for (const auto& column : columns(w)) {
     ChainCost fill_forward, fill_backward;
     double after_first_stage = 0;  // what follows stage 0's last pass
@@ -634,6 +684,7 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
       }
       if (s == 0) body.compute += m * (head.embedding_forward.seconds + head.embedding_backward.seconds);
       if (s == p - 1) body.compute += m * (head.output_forward.seconds + head.output_backward.seconds);
+      body.pp += held[s];
       if (s == 0) {
         first_forward.compute += head.embedding_forward.seconds;
         first_backward.compute += head.embedding_backward.seconds;
@@ -656,6 +707,8 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
       // The next stage waits for this one's first chunk (and stage 0's embedding) both ways.
       fill_forward = fill_forward + first_forward;
       fill_backward = first_backward + fill_backward;
+      fill_forward.pp += forward_hop[s];
+      fill_backward.pp += backward_hop[s];
     }
   }
   e.compute = best.compute;
@@ -663,6 +716,7 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
   e.tp_comm = best.tp;
   e.cp_comm = best.cp;
   e.ep_comm = best.ep;
+  e.pp_comm = best.pp;
   e.dp_comm = best_dp + finish - optimizer;
   e.lower_bound = std::max(best.sum() + e.dp_comm + optimizer, kCommMargin * stream);
   return e;

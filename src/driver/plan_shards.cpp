@@ -65,6 +65,7 @@ json row_json(const PlanRow& r) {
               {"dp_comm", e.dp_comm},
               {"cp_comm", e.cp_comm},
               {"ep_comm", e.ep_comm},
+              {"pp_comm", e.pp_comm},
               {"optimizer", e.optimizer},
               {"fabric_load", e.fabric_load}}},
             {"simulated", r.simulated()}};
@@ -105,6 +106,7 @@ PlanRow row_from(const json& j, size_t keys) {
                 .dp_comm = e.at("dp_comm").get<double>(),
                 .cp_comm = e.value("cp_comm", 0.0),
                 .ep_comm = e.value("ep_comm", 0.0),  // shards of older builds have no cp_comm
+                .pp_comm = e.value("pp_comm", 0.0),  // nor pp_comm (before session 48)
                 .optimizer = e.value("optimizer", 0.0),
                 .fabric_load = e.value("fabric_load", 0.0)};
   if (j.at("simulated").get<bool>()) {

@@ -127,4 +127,22 @@ std::vector<int> assemble_pipeline(TaskGraph& g, const std::vector<StageProgram>
   return flush_done;
 }
 
+std::vector<int> blocking_transfer_calls(const std::vector<StageProgram>& programs) {
+  std::vector<int> out;
+  for (const StageProgram& prog : programs) {
+    auto computes = [](const StageStep& step) { return step.compute; };
+    auto first = std::find_if(prog.begin(), prog.end(), computes);
+    auto last = std::find_if(prog.rbegin(), prog.rend(), computes).base();
+    int calls = 0;
+    for (auto it = first; it < last; ++it) {
+      if (it->compute || it->p2p.empty()) continue;
+      bool waits = !it->async_receives || std::any_of(it->p2p.begin(), it->p2p.end(),
+                                                      [](const P2p& op) { return op.send && op.activation; });
+      calls += waits;
+    }
+    out.push_back(calls);
+  }
+  return out;
+}
+
 }  // namespace podsim::workload

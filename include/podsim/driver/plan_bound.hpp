@@ -2,16 +2,18 @@
 // closed-form memory model (the same stage_memory the builder refuses out-of-memory steps with), and a
 // lower bound on its simulated step time.
 //
-// The bound is what no schedule can beat: the last pipeline stage cannot start before the first
-// microbatch's forward crossed the p-1 stages before it, must then run all of its own compute (the
-// kernels of its layers for every microbatch, at the compute model's efficiencies, which the simulation
-// only ever slows), and is followed by the backward of that last microbatch through the p-1 stages
-// below it; every chunk pass also waits for its tensor-parallel collectives that are not overlapped,
-// counted at their idle-network time (contention only lengthens them); so is the data-parallel time no
-// schedule hides (the reduction after the flush without dp_overlap, ZeRO-3's gathers), and then the
+// The bound is what no schedule can beat: a pipeline stage cannot start before the first microbatch's
+// forward crossed the stages before it (their first chunk and each transfer), must then run all of its own
+// compute (the kernels of its layers for every microbatch, at the compute model's efficiencies, which the
+// simulation only ever slows) and the calls that hold it for a transfer, and is followed by the backward
+// of its last microbatch back through the stages below it; every chunk pass also waits for its
+// tensor-parallel collectives that are not overlapped, counted at their idle-network time (contention
+// only lengthens them). The data-parallel time no schedule hides sits on that chain (ZeRO-2's reductions
+// without dp_overlap, ZeRO-3's gathers) or after a stage's last pass (the whole reduction without
+// dp_overlap; with it, the last gradient bucket and the routed experts of that pass); then comes the
 // slowest stage's optimizer step, which starts only once every stage's gradients are complete
-// (workload/transformer/optimizer_step). Pipeline and context-parallel transfers are left out: the bound
-// stays a bound, only looser.
+// (workload/transformer/optimizer_step), and ZeRO 1/2's parameter gather after it without overlap.
+// Context-parallel transfers beyond ring attention's are left out: the bound stays a bound, only looser.
 // Each stage's chain is counted with its own layers (pipeline_split: uneven splits, dense and MoE layers);
 // ring attention's transfers beyond their attention blocks and a MoE layer's dispatch and combine (at one
 // group's idle-network time) are on it. The chains follow pipeline columns (a rank per stage), each rank's
@@ -46,6 +48,8 @@ struct CandidateEstimate {
   double cp_comm = 0;      // of which ring-attention transfers their attention blocks cannot hide, or
                            // the all-gather variant's collectives
   double ep_comm = 0;      // of which MoE dispatch and combine not hidden beside the shared experts
+  double pp_comm = 0;      // of which pipeline transfers: the first microbatch's between the stages and
+                           // one per call that holds a stage (workload::blocking_transfer_calls)
   double optimizer = 0;    // of which the slowest stage's optimizer step, after every stage's gradients
   // Set by Estimator::refine before a candidate is simulated (0 until then): the busiest link's seconds
   // of the whole step's expert dispatches and data-parallel collectives, every group of every stage. The
@@ -121,13 +125,20 @@ class Estimator {
   std::optional<network::LinkLoadSum> load_;
   // Seconds on one stage's chain, by what they are.
   struct ChainCost {
-    double compute = 0, tp = 0, cp = 0, ep = 0;
-    double sum() const { return compute + tp + cp + ep; }
+    double compute = 0, tp = 0, cp = 0, ep = 0, pp = 0;
+    double sum() const { return compute + tp + cp + ep + pp; }
     ChainCost operator+(const ChainCost& o) const {
-      return {compute + o.compute, tp + o.tp, cp + o.cp, ep + o.ep};
+      return {compute + o.compute, tp + o.tp, cp + o.cp, ep + o.ep, pp + o.pp};
     }
-    ChainCost operator*(double k) const { return {compute * k, tp * k, cp * k, ep * k}; }
+    ChainCost operator*(double k) const { return {compute * k, tp * k, cp * k, ep * k, pp * k}; }
   };
+  // Idle-network seconds of one pipeline transfer from stage `from` to `to` (workload::pipeline_transfer),
+  // cached by layout, stages and bytes.
+  double transfer_seconds(const workload::WorkloadConfig& w, int from, int to);
+  std::map<std::tuple<int, int, int, int, int, int, int, double>, double> transfers_;
+  // Per stage, its calls that hold it for a transfer (workload::blocking_transfer_calls), by schedule.
+  const std::vector<int>& blocking_calls(const workload::WorkloadConfig& w);
+  std::map<std::tuple<int, int, int, int, bool, int, bool, bool>, std::vector<int>> blocking_calls_;
   struct LayerChain {
     ChainCost forward, backward;  // backward with its recomputation
   };

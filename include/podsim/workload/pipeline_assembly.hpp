@@ -27,4 +27,11 @@ std::vector<int> assemble_pipeline(TaskGraph& graph, const std::vector<StageProg
                                    const std::vector<int>& compute_streams,
                                    const PipelineCallbacks& callbacks);
 
+// Per stage, the calls between its first and its last compute step that wait for a transfer they start
+// (assemble_pipeline: a transfer starts no earlier than both sides' calls): every blocking call with a
+// send or a receive, and an asynchronous call with an activation send. Each holds the stage for at least
+// one transfer; an asynchronous call's gradient sends are waited at the next call that sends gradients,
+// its receives before the step that consumes them, which compute in between may hide.
+std::vector<int> blocking_transfer_calls(const std::vector<StageProgram>& programs);
+
 }  // namespace podsim::workload

@@ -3,7 +3,7 @@
 #include "megatron_step_builder.hpp"
 #include "podsim/network/collective.hpp"
 #include "podsim/workload/pipeline_assembly.hpp"
-#include "podsim/workload/transformer/precision_bytes.hpp"
+#include "podsim/workload/transformer/pipeline_transfer.hpp"
 
 namespace podsim::workload::megatron {
 
@@ -17,29 +17,11 @@ void StepBuilder::build_pipeline() {
   flush_done_ = assemble_pipeline(g_, programs_, compute_stream_, cb);
 }
 
-// The activations one rank sends to the next stage: its s/cp tokens of the micro-batch.
-double StepBuilder::activation_bytes() const {
-  // Its s/cp tokens of the micro-batch; activations travel in bf16 under an fp8 GEMM format
-  // (precision_bytes.hpp).
-  return static_cast<double>(mb_) * w_.model.seq_len / layout_.cp * w_.model.hidden *
-         workload::activation_bytes(w_.training);
-}
-
 int StepBuilder::transfer_plan(int from, int to) {
   auto key = std::make_pair(from, to);
   auto it = transfer_cache_.find(key);
   if (it != transfer_cache_.end()) return it->second;
-  bool split = layout_.tp > 1 && (w_.parallel.scatter_gather || w_.parallel.sequence_parallel);
-  double bytes = split ? activation_bytes() / layout_.tp : activation_bytes();
-  plan::CommPhase phase;
-  for (int replica = 0; replica < layout_.dp; ++replica)
-    for (int c = 0; c < layout_.cp; ++c)
-      for (int r : rail_ranks_)
-        phase.flows.push_back(
-            {layout_.device(r, c, replica, from), layout_.device(r, c, replica, to), bytes});
-  phase.latency = topo_.fabric_profile.launch_latency +
-                  network::step_latency(topo_, layout_.device(0, 0, 0, from), layout_.device(0, 0, 0, to));
-  int id = g_.add_plan({phase});
+  int id = g_.add_plan({pipeline_transfer(topo_, w_, layout_, rail_ranks_, mb_, from, to)});
   transfer_cache_[key] = id;
   return id;
 }
@@ -52,7 +34,7 @@ int StepBuilder::gather_plan(int stage) {
   if (it != gather_cache_.end()) return it->second;
   int id = g_.add_plan(network::plan_collective(
       topo_, network::make_collective(network::CollectiveKind::all_gather, layout_.tp_group(0, 0, stage),
-                                      activation_bytes())));
+                                      pipeline_activation_bytes(w_, mb_))));
   gather_cache_[stage] = id;
   return id;
 }

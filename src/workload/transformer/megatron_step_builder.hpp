@@ -164,7 +164,6 @@ class StepBuilder {
 
   // megatron_pipeline.cpp
   void build_pipeline();
-  double activation_bytes() const;
   // Flows of one pipeline transfer from stage `from` to stage `to`, for every data-parallel replica.
   int transfer_plan(int from, int to);
   int gather_plan(int stage);

@@ -1,0 +1,29 @@
+#include "podsim/workload/transformer/pipeline_transfer.hpp"
+
+#include "podsim/network/collective.hpp"
+#include "podsim/workload/transformer/precision_bytes.hpp"
+
+namespace podsim::workload {
+
+double pipeline_activation_bytes(const WorkloadConfig& w, int micro_batch) {
+  return static_cast<double>(micro_batch) * w.model.seq_len / w.parallel.cp * w.model.hidden *
+         activation_bytes(w.training);
+}
+
+plan::CommPhase pipeline_transfer(const topology::Topology& topo, const WorkloadConfig& w,
+                                  const ParallelLayout& layout, const std::vector<int>& tp_ranks,
+                                  int micro_batch, int from, int to) {
+  bool split = layout.tp > 1 && (w.parallel.scatter_gather || w.parallel.sequence_parallel);
+  double bytes = pipeline_activation_bytes(w, micro_batch);
+  if (split) bytes /= layout.tp;
+  plan::CommPhase phase;
+  for (int replica = 0; replica < layout.dp; ++replica)
+    for (int c = 0; c < layout.cp; ++c)
+      for (int r : tp_ranks)
+        phase.flows.push_back({layout.device(r, c, replica, from), layout.device(r, c, replica, to), bytes});
+  phase.latency = topo.fabric_profile.launch_latency +
+                  network::step_latency(topo, layout.device(0, 0, 0, from), layout.device(0, 0, 0, to));
+  return phase;
+}
+
+}  // namespace podsim::workload

@@ -601,6 +601,48 @@ TEST(Plan, BoundCountsPipelineTransfers) {
   EXPECT_EQ(pp_comm("true", 4, 1), pp_comm("false", 4, 1));  // no virtual stages: no overlap
 }
 
+// The bound's caches key what they depend on: a pipeline transfer carries a 1/tp slice of the activations
+// with sequence parallelism and (without scatter/gather) the whole of them without, so an estimator that
+// timed one first must give the other what a fresh one gives.
+TEST(Plan, BoundCachesTellSequenceParallelTransfersApart) {
+  auto topo = preset("dgx-h100-superpod", {{"nodes", "4"}});
+  std::map<std::string, workload::WorkloadConfig> config;
+  for (const char* sp : {"false", "true"}) {
+    Overrides sets = {{"model.layers", "8"},
+                      {"parallel.tp", "2"},
+                      {"parallel.cp", "1"},
+                      {"parallel.pp", "2"},
+                      {"parallel.dp", "8"},
+                      {"parallel.virtual_stages", "1"},
+                      {"parallel.sequence_parallel", sp},
+                      {"parallel.scatter_gather", "false"},
+                      {"parallel.tp_overlap", "false"},
+                      {"parallel.zero", "1"},
+                      {"parallel.shard_group", "0"},
+                      {"parallel.dp_overlap", "true"},
+                      {"training.global_batch", "64"},
+                      {"training.micro_batch", "1"},
+                      {"training.recompute", "selective"}};
+    std::vector<std::string> fixed = {"parallel.rank_order", "parallel.cp_algorithm",
+                                      "parallel.reshard_after_forward", "parallel.ep", "parallel.etp"};
+    for (const auto& [k, v] : sets) fixed.push_back(k);
+    Space s = llama_space(topo, sets, fixed);
+    auto r = driver::run_plan(topo, s, {.top = 1, .jobs = 1, .exhaustive = true, .progress = {}});
+    ASSERT_EQ(r.rows.size(), 1u) << sp;
+    config[sp] = driver::resolve(s, r.rows[0].values);
+  }
+  for (auto [first, then] : {std::pair{"false", "true"}, std::pair{"true", "false"}}) {
+    driver::Estimator shared(topo), fresh(topo);
+    shared.estimate(config[first]);
+    auto after = shared.estimate(config[then]), alone = fresh.estimate(config[then]);
+    EXPECT_GT(alone.pp_comm, 0) << then;
+    EXPECT_EQ(after.pp_comm, alone.pp_comm) << first << " then " << then;
+    EXPECT_EQ(after.lower_bound, alone.lower_bound) << first << " then " << then;
+  }
+  driver::Estimator one(topo);
+  EXPECT_LT(one.estimate(config["true"]).pp_comm, one.estimate(config["false"]).pp_comm);
+}
+
 // Stages that straddle the scale-up domains: 12-GPU NVLink domains holding three 8-rank stages, so stage 1's
 // data-parallel and expert groups cross the scale-out fabric while stage 0's stay inside one domain. Each
 // stage's chain counts its own groups' collectives (ZeRO-2's reduce-scatter after every backward, the

@@ -546,7 +546,8 @@ const std::vector<std::vector<Estimator::RankGroups>>& Estimator::columns(const 
 
 double Estimator::transfer_seconds(const WorkloadConfig& w, int from, int to) {
   const auto& p = w.parallel;
-  double bytes = workload::pipeline_activation_bytes(w, w.training.micro_batch);
+  // The bytes of one flow (a 1/tp slice with sequence parallelism or scatter/gather) key the cache.
+  double bytes = workload::pipeline_transfer_flow_bytes(w, w.training.micro_batch);
   auto key = std::make_tuple(p.tp, p.cp, p.dp, p.pp, static_cast<int>(p.rank_order), from, to, bytes);
   if (auto it = transfers_.find(key); it != transfers_.end()) return it->second;
   const auto layout = workload::rank_layout(p);

@@ -10,12 +10,16 @@ double pipeline_activation_bytes(const WorkloadConfig& w, int micro_batch) {
          activation_bytes(w.training);
 }
 
+double pipeline_transfer_flow_bytes(const WorkloadConfig& w, int micro_batch) {
+  bool split = w.parallel.tp > 1 && (w.parallel.scatter_gather || w.parallel.sequence_parallel);
+  double bytes = pipeline_activation_bytes(w, micro_batch);
+  return split ? bytes / w.parallel.tp : bytes;
+}
+
 plan::CommPhase pipeline_transfer(const topology::Topology& topo, const WorkloadConfig& w,
                                   const ParallelLayout& layout, const std::vector<int>& tp_ranks,
                                   int micro_batch, int from, int to) {
-  bool split = layout.tp > 1 && (w.parallel.scatter_gather || w.parallel.sequence_parallel);
-  double bytes = pipeline_activation_bytes(w, micro_batch);
-  if (split) bytes /= layout.tp;
+  double bytes = pipeline_transfer_flow_bytes(w, micro_batch);
   plan::CommPhase phase;
   for (int replica = 0; replica < layout.dp; ++replica)
     for (int c = 0; c < layout.cp; ++c)

@@ -14,6 +14,9 @@ namespace podsim::workload {
 // The activations (or their gradients) of one micro-batch a stage's rank hands to the next: its s/cp
 // tokens of the hidden state, in bf16 under an fp8 GEMM format (precision_bytes.hpp).
 double pipeline_activation_bytes(const WorkloadConfig& w, int micro_batch);
+// What each flow of a transfer carries: those bytes, or a 1/tp slice of them with sequence parallelism or
+// scatter/gather.
+double pipeline_transfer_flow_bytes(const WorkloadConfig& w, int micro_batch);
 
 // The transfer from stage `from` to stage `to`: every data-parallel replica's and context-parallel rank's
 // flow from each of `tp_ranks` (simulated_tp_ranks), a 1/tp slice each with sequence parallelism or

@@ -39,12 +39,22 @@ const calibration::ComputeModel& Estimator::compute_model(const WorkloadConfig& 
   return *cm_;
 }
 
+namespace {
+// The schedule the step builder runs (none without a pipeline) and whether it is combined 1F1B (the builder
+// refuses that pipelined without chunks).
+std::pair<Schedule, bool> builder_schedule(const WorkloadConfig& w) {
+  const auto& p = w.parallel;
+  Schedule schedule = p.pp == 1 ? Schedule::none : p.schedule;
+  bool combined = w.moe.enabled() && w.moe.overlap == workload::MoeOverlap::combined_1f1b &&
+                  (p.pp == 1 || (schedule == Schedule::interleaved && p.virtual_stages > 1));
+  return {schedule, combined};
+}
+}  // namespace
+
 double Estimator::memory(const WorkloadConfig& w) {
   int p = w.parallel.pp, m = microbatches(w), v = w.parallel.virtual_stages;
-  Schedule schedule = p == 1 ? Schedule::none : w.parallel.schedule;
-  // Combined 1F1B holds one more forward in flight (the builder refuses it pipelined without chunks).
-  bool combined = w.moe.enabled() && w.moe.overlap == workload::MoeOverlap::combined_1f1b &&
-                  (p == 1 || (schedule == Schedule::interleaved && v > 1));
+  // Combined 1F1B holds one more forward in flight.
+  auto [schedule, combined] = builder_schedule(w);
   int group = w.parallel.microbatch_group;
   auto key = std::make_tuple(static_cast<int>(schedule), p, m, v, combined, group);
   auto it = peaks_.find(key);
@@ -234,10 +244,7 @@ Estimator::DataParallelTime Estimator::dp_time(const WorkloadConfig& w, int stag
     double params = workload::chunk_dense_params(w, v, stage, 0);
     int buckets = workload::gradient_bucket_count(p, params, gb);
     double last_bucket = dense(kind, params * gb / buckets);
-    long long chunk_layers = workload::chunk_layers(w, v, stage, 0);
-    double chunk_moe = w.moe.enabled() ? static_cast<double>(workload::moe_layers_in(
-                                             w, workload::chunk_first_layer(w, v, stage, 0), chunk_layers))
-                                       : 0;
+    double chunk_moe = static_cast<double>(workload::moe_layers_in_chunk(w, v, stage, 0));
     double chunk_experts = routed(kind, chunk_moe * expert_unit * gb);
     double other_buckets =
         p.zero == 2 ? dense(kind, params * gb * (buckets - 1) / buckets) : (buckets - 1) * last_bucket;
@@ -562,9 +569,7 @@ double Estimator::transfer_seconds(const WorkloadConfig& w, int from, int to) {
 const std::vector<int>& Estimator::blocking_calls(const WorkloadConfig& w) {
   const auto& p = w.parallel;
   int v = p.virtual_stages;
-  bool combined = w.moe.enabled() && w.moe.overlap == workload::MoeOverlap::combined_1f1b &&
-                  (p.pp == 1 || (p.schedule == Schedule::interleaved && v > 1));
-  Schedule schedule = p.pp == 1 ? Schedule::none : p.schedule;
+  auto [schedule, combined] = builder_schedule(w);
   auto key = std::make_tuple(static_cast<int>(schedule), p.pp, microbatches(w), v, combined,
                              p.microbatch_group, p.overlap_p2p_comm, p.overlap_p2p_comm_warmup_flush);
   if (auto it = blocking_calls_.find(key); it != blocking_calls_.end()) return it->second;
@@ -668,8 +673,7 @@ CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
       ChainCost first_forward, first_backward;
       for (int c = 0; c < v; ++c) {
         long long layers = workload::chunk_layers(w, v, s, c);
-        long long moe =
-            w.moe.enabled() ? workload::moe_layers_in(w, workload::chunk_first_layer(w, v, s, c), layers) : 0;
+        long long moe = workload::moe_layers_in_chunk(w, v, s, c);
         double windowed = static_cast<double>(
             workload::windowed_layers_in(w.model, workload::chunk_first_layer(w, v, s, c), layers));
         ChainCost fwd = dense_layer.forward * static_cast<double>(layers - moe) + moe_layer.forward * moe;

@@ -37,8 +37,7 @@ inline Estimator::StageLayers stage_layers_of(const workload::WorkloadConfig& w,
   Estimator::StageLayers out;
   for (int k = 0; k < v; ++k) {
     long long n = workload::chunk_layers(w, v, stage, k);
-    long long moe =
-        w.moe.enabled() ? workload::moe_layers_in(w, workload::chunk_first_layer(w, v, stage, k), n) : 0;
+    long long moe = workload::moe_layers_in_chunk(w, v, stage, k);
     out.layers += static_cast<double>(n), out.layer_chunks += n > 0;
     out.moe += static_cast<double>(moe), out.moe_chunks += moe > 0;
   }

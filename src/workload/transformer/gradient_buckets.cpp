@@ -28,8 +28,7 @@ double chunk_head_params(const WorkloadConfig& w, int virtual_stages, int stage,
 
 double chunk_dense_params(const WorkloadConfig& w, int virtual_stages, int stage, int chunk) {
   long long layers = chunk_layers(w, virtual_stages, stage, chunk);
-  long long moe =
-      w.moe.enabled() ? moe_layers_in(w, chunk_first_layer(w, virtual_stages, stage, chunk), layers) : 0;
+  long long moe = moe_layers_in_chunk(w, virtual_stages, stage, chunk);
   return static_cast<double>(layers) * layer_params(w.model) / w.parallel.tp +
          static_cast<double>(moe) * moe_dense_delta_per_layer(w) +
          chunk_head_params(w, virtual_stages, stage, chunk);

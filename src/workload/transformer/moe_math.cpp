@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "podsim/workload/transformer/pipeline_split.hpp"
 #include "podsim/workload/transformer/recompute_modules.hpp"
 #include "podsim/workload/transformer/transformer_math.hpp"
 
@@ -35,6 +36,12 @@ long long moe_layers_in(const WorkloadConfig& w, long long first, long long coun
   long long n = 0;
   for (long long i = first; i < first + count; ++i) n += is_moe_layer(w, i) ? 1 : 0;
   return n;
+}
+
+long long moe_layers_in_chunk(const WorkloadConfig& w, int virtual_stages, int stage, int chunk) {
+  if (!w.moe.enabled()) return 0;
+  return moe_layers_in(w, chunk_first_layer(w, virtual_stages, stage, chunk),
+                       chunk_layers(w, virtual_stages, stage, chunk));
 }
 
 long long moe_layer_count(const WorkloadConfig& w) {

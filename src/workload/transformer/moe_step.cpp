@@ -37,9 +37,7 @@ double StepBuilder::ep_overlap_slowdown() const {
 }
 
 long long StepBuilder::moe_layers_in_chunk(int stage, int chunk) const {
-  if (!w_.moe.enabled()) return 0;
-  // Megatron's interleaved assignment: chunk c of stage s holds layers from (c * pp + s) * L.
-  return moe_layers_in(w_, chunk_first_layer(w_, v_, stage, chunk), chunk_layers(w_, v_, stage, chunk));
+  return workload::moe_layers_in_chunk(w_, v_, stage, chunk);
 }
 
 std::vector<std::vector<int>> StepBuilder::expert_groups(int s, ExpertGroups which) const {

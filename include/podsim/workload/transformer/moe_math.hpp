@@ -11,6 +11,10 @@ namespace podsim::workload {
 bool is_moe_layer(const WorkloadConfig& w, long long layer);
 // MoE layers among layers [first, first + count).
 long long moe_layers_in(const WorkloadConfig& w, long long first, long long count);
+// MoE layers of model chunk `chunk` of pipeline stage `stage` (of `virtual_stages` per stage), as
+// pipeline_split assigns layers to chunks (Megatron's interleaved order: chunk c of stage s holds the
+// (c * pp + s)-th slice).
+long long moe_layers_in_chunk(const WorkloadConfig& w, int virtual_stages, int stage, int chunk);
 long long moe_layer_count(const WorkloadConfig& w);
 
 // One MLP of width f as the model builds it (2 or 3 h x f matrices, biases with linear_bias).

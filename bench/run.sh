@@ -25,7 +25,7 @@ measure "GPT-3 175B, 1024 A100, v=4" -t $A100 -w $GPT3 --set workload.parallel.v
 # shellcheck disable=SC2086
 measure "Megatron 1T, 3072 A100 (Table 1)" -t $A100 -w $GPT3 $ONE_T
 measure "GPT-3 175B, 1024 A100, auto (5 runs)" -t $A100 -w $GPT3
-# Expert all-to-alls across two NVL72 domains: 28,000 phases contend in SimGrid (8.4 s before session 44).
+# Expert all-to-alls across two NVL72 domains: 28,000 phases contend in SimGrid.
 measure "DeepSeek-V3, 512 GB200 (NVL72)" -t topologies/dgx-gb200-superpod.yaml -w workloads/deepseek-v3.yaml
 echo
 echo "one core, 'podsim plan' (the bound over every combination, then the simulations it cannot rule out):"
@@ -42,6 +42,9 @@ plan_measure "DeepSeek-V3 search, 1024 H100" -t topologies/dgx-h100-superpod.yam
   --set 'workload.training.recompute=[selective,full]' --top 5
 echo
 taskset -c 0 build/bench/podsim_bench --benchmark_counters_tabular=true
+echo
+echo "one core, the plan search's per-candidate memory model and lower bound (Mixtral 8x7B, 64 H100):"
+taskset -c 0 build/bench/podsim_bench_plan_bound --benchmark_counters_tabular=true
 echo
 echo "very large SuperPODs (8 microbatches, v=1; minutes per size):"
 taskset -c 0 build/bench/podsim_bench_scale

@@ -65,3 +65,38 @@ TEST(ComputeModel, MemoryOpsRunAtAchievedBandwidth) {
   EXPECT_NEAR(t, 1e9 / (2039e9 * profile.memory_efficiency) + profile.kernel_overhead_s, 1e-12);
   EXPECT_EQ(cm.memory_op(0), 0);
 }
+
+TEST(ComputeModel, MemoizedGemmsMatchTheTimedOnesInEveryVariant) {
+  // The plan search's memo is shared by a model's variants, which differ in SMs, format and accumulator:
+  // each must get its own answer, the same as without the memo, asked in any order and twice.
+  auto h100 = calibration::load_device_profile(
+      podsim::testing::source_path("calibration/profiles/h100-sxm5-80gb.yaml"));
+  calibration::DeviceRates fp8{1979e12, 3350e9, 132, 1, "fp8", 989e12};
+  ComputeModel plain(h100, fp8);
+  ComputeModel memo = plain.with_gemm_memo();
+  auto variants = [](const ComputeModel& m) {
+    return std::vector<ComputeModel>{m,
+                                     m.sixteen_bit(),
+                                     m.without_sms(24),
+                                     m.with_split_accumulator(),
+                                     m.with_split_accumulator().without_sms(4),
+                                     m.with_split_accumulator().sixteen_bit()};
+  };
+  auto plain_variants = variants(plain), memo_variants = variants(memo);
+  std::vector<GemmShape> shapes{{4096, 4096, 4096},    {8192, 1024, 4096}, {128, 14336, 4096},
+                                {4096, 4096, 4096, 8}, {64, 64, 64},       {16384, 128, 7168}};
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t v = 0; v < plain_variants.size(); ++v)
+      for (const auto& s : shapes) {
+        auto want = plain_variants[v].gemm(s), got = memo_variants[v].gemm(s);
+        EXPECT_EQ(got.seconds, want.seconds)
+            << "variant " << v << " shape " << s.m << "x" << s.n << "x" << s.k;
+        EXPECT_EQ(got.split_k, want.split_k);
+        EXPECT_EQ(got.tile.m, want.tile.m);
+        EXPECT_EQ(got.memory_bound, want.memory_bound);
+      }
+  // The variants really differ, so a memo keyed too coarsely would have failed above.
+  EXPECT_NE(plain_variants[0].gemm(shapes[0]).seconds, plain_variants[1].gemm(shapes[0]).seconds);
+  EXPECT_NE(plain_variants[0].gemm(shapes[0]).seconds, plain_variants[2].gemm(shapes[0]).seconds);
+  EXPECT_NE(plain_variants[0].gemm(shapes[0]).seconds, plain_variants[3].gemm(shapes[0]).seconds);
+}

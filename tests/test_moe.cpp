@@ -213,3 +213,22 @@ TEST(Moe, BadInputIsAClearError) {
   e = error_of([&] { read_transformer_workload(ConfigNode::load_string(dense, "d.yaml"), 8, 8); });
   EXPECT_NE(e.find("expert parallelism needs experts"), std::string::npos) << e;
 }
+
+TEST(Moe, LayerCountsOfARangeMatchTheLayerByLayerRule) {
+  // moe_layers_in counts in closed form what is_moe_layer says layer by layer, for every range, start
+  // layer and frequency (DeepSeek-V3's three dense layers first, Megatron's every-other-layer MoE).
+  for (long long freq : {1, 2, 3, 5})
+    for (long long dense_first : {0, 1, 3, 7}) {
+      auto w = read_small("", "  ep: 2\n");
+      w.moe.layer_freq = freq;
+      w.moe.first_dense_layers = dense_first;
+      for (long long first = 0; first < 20; ++first)
+        for (long long count = 0; count < 25; ++count) {
+          long long want = 0;
+          for (long long i = first; i < first + count; ++i) want += is_moe_layer(w, i) ? 1 : 0;
+          ASSERT_EQ(moe_layers_in(w, first, count), want)
+              << "freq " << freq << " first dense " << dense_first << " range [" << first << ", "
+              << first + count << ")";
+        }
+    }
+}

@@ -1,9 +1,13 @@
 #include "podsim/calibration/compute_model.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <limits>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace podsim::calibration {
 
@@ -19,6 +23,30 @@ std::shared_ptr<const DeviceProfile> with_default_tiles(DeviceProfile profile) {
 }
 
 }  // namespace
+
+// Keyed by the shape and by every rate the timing reads beside the (shared, immutable) profile, so that one
+// memo serves a model and all its variants.
+class ComputeModel::GemmMemo {
+ public:
+  struct Key {
+    double m, n, k, batch, per_sm_flops, mainloop, element_bytes, hbm_bandwidth;
+    int sm_count;
+    bool operator==(const Key&) const = default;
+  };
+  struct Hash {
+    size_t operator()(const Key& key) const {
+      // A multiply-xorshift mix of the bits (std::hash<double> hashes the bytes, several times slower).
+      uint64_t h = static_cast<uint64_t>(key.sm_count);
+      for (double v : {key.m, key.n, key.k, key.batch, key.per_sm_flops, key.mainloop, key.element_bytes,
+                       key.hbm_bandwidth}) {
+        h = (h ^ std::bit_cast<uint64_t>(v + 0.0)) * 0x9E3779B97F4A7C15ull;  // + 0.0: -0 hashes as 0
+        h ^= h >> 29;
+      }
+      return static_cast<size_t>(h);
+    }
+  };
+  std::unordered_map<Key, GemmEstimate, Hash> estimates;
+};
 
 ComputeModel::ComputeModel(DeviceProfile profile, DeviceRates rates)
     : ComputeModel(with_default_tiles(std::move(profile)), std::move(rates)) {}
@@ -37,7 +65,9 @@ ComputeModel ComputeModel::sixteen_bit() const {
   r.peak_flops = rates_.attention_peak_flops;
   r.element_bytes = 2;
   r.format = "bf16";
-  return ComputeModel(profile_, r);
+  ComputeModel m(profile_, r);
+  m.memo_ = memo_;
+  return m;
 }
 
 ComputeModel ComputeModel::without_sms(int sms) const {
@@ -48,6 +78,7 @@ ComputeModel ComputeModel::without_sms(int sms) const {
   r.peak_flops *= share;
   if (r.attention_peak_flops > 0) r.attention_peak_flops *= share;
   ComputeModel narrowed(profile_, r);
+  narrowed.memo_ = memo_;
   return split_accumulator_ ? narrowed.with_split_accumulator() : narrowed;
 }
 
@@ -78,7 +109,29 @@ double ComputeModel::gemm_time(const GemmShape& s, const GemmTile& tile, int spl
   return t;
 }
 
+ComputeModel ComputeModel::with_gemm_memo() const {
+  ComputeModel m = *this;
+  if (!m.memo_) m.memo_ = std::make_shared<GemmMemo>();
+  return m;
+}
+
 GemmEstimate ComputeModel::gemm(const GemmShape& s) const {
+  if (!memo_) return time_gemm(s);
+  GemmMemo::Key key{s.m,
+                    s.n,
+                    s.k,
+                    s.batch,
+                    per_sm_flops_,
+                    mainloop_,
+                    rates_.element_bytes,
+                    rates_.hbm_bandwidth,
+                    rates_.sm_count};
+  auto [it, added] = memo_->estimates.try_emplace(key);
+  if (added) it->second = time_gemm(s);
+  return it->second;
+}
+
+GemmEstimate ComputeModel::time_gemm(const GemmShape& s) const {
   GemmEstimate best;
   best.flops = 2.0 * s.m * s.n * s.k * s.batch;
   if (best.flops <= 0) return best;

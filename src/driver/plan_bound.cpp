@@ -33,9 +33,12 @@ using workload::WorkloadConfig;
 
 // The rates the step builder gives its compute model (StepBuilder::describe).
 const calibration::ComputeModel& Estimator::compute_model(const WorkloadConfig& w) {
+  // Memoized: the candidates' layers time the same few hundred GEMM shapes again and again.
   if (!cm_)
-    cm_.emplace(calibration::with_attention_library(topo_.device_profile, w.training.attention_library),
-                workload::device_rates(topo_.device, w.training.precision));
+    cm_ = calibration::ComputeModel(
+              calibration::with_attention_library(topo_.device_profile, w.training.attention_library),
+              workload::device_rates(topo_.device, w.training.precision))
+              .with_gemm_memo();
   return *cm_;
 }
 

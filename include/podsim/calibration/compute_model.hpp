@@ -91,11 +91,19 @@ class ComputeModel {
   // are unchanged; sixteen_bit() of the result is plain 16-bit again.
   ComputeModel with_split_accumulator() const;
   bool split_accumulator() const { return split_accumulator_; }
+  // The same model remembering the GEMMs it times, its variants (sixteen_bit, without_sms, ...) sharing the
+  // memory: for a caller that times the same shapes over and over (a plan search bounds hundreds of
+  // thousands of candidates whose layers repeat a few hundred shapes). Answers are the unmemoized ones.
+  // Not thread-safe: one memo per thread (podsim's parallel searches run in processes).
+  ComputeModel with_gemm_memo() const;
   int sm_count() const { return rates_.sm_count; }
   const DeviceRates& rates() const { return rates_; }
 
  private:
   ComputeModel(std::shared_ptr<const DeviceProfile> profile, DeviceRates rates);
+  GemmEstimate time_gemm(const GemmShape& shape) const;
+  class GemmMemo;
+  std::shared_ptr<GemmMemo> memo_;  // null: every call timed afresh
   double gemm_time(const GemmShape& s, const GemmTile& tile, int split, double* waves_out) const;
   // Shared by the variants (sixteen_bit, without_sms, ...): a plan search derives them for every GEMM of
   // every candidate, and copying the profile's tables each time was a quarter of its bound.

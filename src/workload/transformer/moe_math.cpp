@@ -33,9 +33,14 @@ bool is_moe_layer(const WorkloadConfig& w, long long layer) {
 }
 
 long long moe_layers_in(const WorkloadConfig& w, long long first, long long count) {
-  long long n = 0;
-  for (long long i = first; i < first + count; ++i) n += is_moe_layer(w, i) ? 1 : 0;
-  return n;
+  // The multiples of layer_freq in [max(first, first_dense_layers), first + count): counted in closed form,
+  // since the plan search asks for every chunk of every candidate.
+  if (!w.moe.enabled()) return 0;
+  long long lo = std::max({first, w.moe.first_dense_layers, 0LL}), hi = first + count;
+  if (lo >= hi) return 0;
+  long long f = std::max(1LL, w.moe.layer_freq);
+  auto multiples_below = [f](long long x) { return (x + f - 1) / f; };  // multiples of f in [0, x)
+  return multiples_below(hi) - multiples_below(lo);
 }
 
 long long moe_layers_in_chunk(const WorkloadConfig& w, int virtual_stages, int stage, int chunk) {

@@ -200,21 +200,21 @@ double Estimator::dp_link_seconds(const WorkloadConfig& w, const RankGroups& g, 
 // reduces its gradients in buckets as its pieces finish (ZeRO-2: all but the last bucket already beside
 // it), then its routed experts, one after the other on the data-parallel stream: the last bucket and the
 // experts follow the stage's last pass, and every bucket and the experts its start. ZeRO-3 gathers each
-// pass's first unit before that pass's compute (all of the pass's units without prefetch), its gather
-// stream carries every gather of every pass one after the other, and its data-parallel stream every
-// backward's reduce-scatter. A MoE layer's routed experts reduce (and with ZeRO-3 gather) in the expert
-// data-parallel group on the same streams, after the dense units. ZeRO 0-2 reduce the builder's chunks'
-// parameters (chunk_dense_params: a bucket's size is not monotone in them); ZeRO-3 counts only the
-// transformer layers' (embeddings left out), each layer's dense part as the smaller of a dense layer's and
-// a MoE layer's (attention, router, shared experts). Each stage counts its own layers in the groups of one
-// of its ranks.
+// pass's first unit with the chunk's head units before that pass's compute (all of the pass's units
+// without prefetch), its gather stream carries every gather of every pass one after the other, and its
+// data-parallel stream every backward's reduce-scatter, the stage's last pass's first part after its
+// compute. A MoE layer's routed experts reduce (and with ZeRO-3 gather) in the expert data-parallel group
+// on the same streams, after the dense units. ZeRO 0-2 reduce the builder's chunks' parameters
+// (chunk_dense_params: a bucket's size is not monotone in them); ZeRO-3 counts the transformer layers
+// with each layer's dense part as the smaller of a dense layer's and a MoE layer's (attention, router,
+// shared experts), and the chunks' head parameters (chunk_head_params). Each stage counts its own layers
+// in the groups of one of its ranks.
 Estimator::DataParallelTime Estimator::dp_time(const WorkloadConfig& w, int stage, const StageLayers& layers,
                                                const RankGroups& g, double m) {
   using network::CollectiveKind;
   const auto& p = w.parallel;
   if (static_cast<long long>(p.dp) * p.cp == 1) return {};
-  double stage_layers = layers.layers, layer_chunks = layers.layer_chunks, stage_moe = layers.moe,
-         moe_chunks = layers.moe_chunks;
+  double stage_layers = layers.layers, stage_moe = layers.moe;
   if (stage_layers < 1) return {};
   double eb = workload::activation_bytes(w.training), gb = w.training.grad_reduce_bytes;
   double unit = dense_unit_params(w), expert_unit = workload::expert_params_per_layer(w);
@@ -255,26 +255,47 @@ Estimator::DataParallelTime Estimator::dp_time(const WorkloadConfig& w, int stag
     t.final_pass = other_buckets + t.tail;
     return t;
   }
-  // Before each pass of a chunk with layers, its first layer (with prefetch) or all of them (without), then
-  // likewise its first MoE layer's experts; only before the forward when the backward keeps the forward's
-  // gathers (reshard_after_forward: false).
+  // Before each pass of a chunk with layers, its first layer (with prefetch) or all of them (without), with
+  // the chunk's head units (embedding, final norm, output layer: gathered with the first, as the builder's
+  // fsdp_units), then likewise its first MoE layer's experts; only before the forward when the backward
+  // keeps the forward's gathers (reshard_after_forward: false). The stage's last pass (chunk 0's backward)
+  // reduce-scatters that first part after its compute, and the rest of the chunk from its start on.
   double gathering_passes = p.reshard_after_forward ? 2 * m : m;
-  double exposed =
-      p.dp_overlap ? gathering_passes * (layer_chunks * dense(CollectiveKind::all_gather, unit * eb) +
-                                         moe_chunks * routed(CollectiveKind::all_gather, expert_unit * eb))
-                   : gathering_passes * (dense(CollectiveKind::all_gather, stage_layers * unit * eb) +
-                                         routed(CollectiveKind::all_gather, experts * eb));
-  // Every pass gathers its chunk's layers (the gather stream) and every backward reduce-scatters them (the
-  // data-parallel stream, at the gradient precision), each stream's collectives one after the other, at
-  // least one collective's time for all of its bytes (and one for the experts'); the dense ones cross the
-  // same links, which need at least the busiest one's bytes over its bandwidth.
-  double gathered = gathering_passes * stage_layers * unit * eb, scattered = m * stage_layers * unit * gb;
+  double exposed = 0, heads = 0;
+  DataParallelTime t;
+  for (int c = 0; c < w.parallel.virtual_stages; ++c) {
+    double chunk = static_cast<double>(workload::chunk_layers(w, w.parallel.virtual_stages, stage, c));
+    if (chunk < 1) continue;
+    double chunk_heads = workload::chunk_head_params(w, w.parallel.virtual_stages, stage, c);
+    double moe = static_cast<double>(workload::moe_layers_in_chunk(w, w.parallel.virtual_stages, stage, c));
+    bool prefetch = p.dp_overlap && chunk > 1;
+    double first = (prefetch ? unit : chunk * unit) + chunk_heads;
+    double first_experts = (p.dp_overlap ? std::min(1.0, moe) : moe) * expert_unit;
+    exposed += dense(CollectiveKind::all_gather, first * eb) +
+               (first_experts > 0 ? routed(CollectiveKind::all_gather, first_experts * eb) : 0);
+    heads += chunk_heads;
+    if (c == 0) {
+      t.tail = dense(CollectiveKind::reduce_scatter, first * gb) +
+               (first_experts > 0 ? routed(CollectiveKind::reduce_scatter, first_experts * gb) : 0);
+      double rest = prefetch ? dense(CollectiveKind::reduce_scatter, (chunk - 1) * unit * gb) : 0;
+      double rest_experts = (moe * expert_unit - first_experts) * gb;
+      if (rest_experts > 0) rest += routed(CollectiveKind::reduce_scatter, rest_experts);
+      t.final_pass = rest + t.tail;
+    }
+  }
+  t.chain = gathering_passes * exposed;
+  // Every pass gathers its chunk's layers and heads (the gather stream) and every backward reduce-scatters
+  // them (the data-parallel stream, at the gradient precision), each stream's collectives one after the
+  // other, at least one collective's time for all of its bytes (and one for the experts'); the dense ones
+  // cross the same links, which need at least the busiest one's bytes over its bandwidth.
+  double gathered = gathering_passes * (stage_layers * unit + heads) * eb,
+         scattered = m * (stage_layers * unit + heads) * gb;
   double gather_stream = dense(CollectiveKind::all_gather, gathered) +
                          routed(CollectiveKind::all_gather, gathering_passes * experts * eb);
   double scatter_stream = dense(CollectiveKind::reduce_scatter, scattered) +
                           routed(CollectiveKind::reduce_scatter, m * experts * gb);
-  return {.chain = exposed,
-          .stream = std::max({gather_stream, scatter_stream, dp_link_seconds(w, g, gathered, scattered)})};
+  t.stream = std::max({gather_stream, scatter_stream, dp_link_seconds(w, g, gathered, scattered)});
+  return t;
 }
 
 // Idle-network time of one expert data-parallel group's collective (as StepBuilder::expert_groups lays

@@ -30,16 +30,15 @@ inline int microbatches(const workload::WorkloadConfig& w) {
                           (static_cast<long long>(w.parallel.dp) * w.training.micro_batch));
 }
 
-// A stage's layers and MoE layers and its chunks holding at least one of each (an embedding or loss slot
-// holds none).
+// A stage's transformer layers and MoE layers (an embedding or loss slot holds none).
 inline Estimator::StageLayers stage_layers_of(const workload::WorkloadConfig& w, int stage) {
   int v = std::max(1, w.parallel.virtual_stages);
   Estimator::StageLayers out;
   for (int k = 0; k < v; ++k) {
     long long n = workload::chunk_layers(w, v, stage, k);
     long long moe = workload::moe_layers_in_chunk(w, v, stage, k);
-    out.layers += static_cast<double>(n), out.layer_chunks += n > 0;
-    out.moe += static_cast<double>(moe), out.moe_chunks += moe > 0;
+    out.layers += static_cast<double>(n);
+    out.moe += static_cast<double>(moe);
   }
   return out;
 }

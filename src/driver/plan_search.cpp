@@ -311,8 +311,10 @@ PlanResult run_plan(const topology::Topology& topo, const Space& space, const Pl
     if (r.sim().ok()) best.add(r.values, r.sim().step_time);
     if (options.progress)
       options.progress(
-          fmt::format("[{} simulated, {} left above the bound] {}: {} (bound {:.4g} s), best {:.4g} s",
-                      result.simulated, result.rows.size() - next, candidate_label(space, r.values),
+          // Queued: the candidates not yet taken up, in lower-bound order; 0 once the bound rules out the
+          // rest.
+          fmt::format("[{} simulated, {} queued] {}: {} (bound {:.4g} s), best {:.4g} s", result.simulated,
+                      result.rows.size() - next, candidate_label(space, r.values),
                       r.sim().ok() ? fmt::format("{:.4g} s", r.sim().step_time) : r.sim().status,
                       r.estimate.lower_bound, best.best()));
   };

@@ -60,9 +60,9 @@ struct CandidateEstimate {
 // Caches what candidates share (schedules' peak activations, collective times).
 class Estimator {
  public:
-  // A stage's transformer layers, MoE layers, and chunks holding at least one of each.
+  // A stage's transformer layers and MoE layers.
   struct StageLayers {
-    double layers = 0, layer_chunks = 0, moe = 0, moe_chunks = 0;
+    double layers = 0, moe = 0;
   };
   explicit Estimator(const topology::Topology& topo) : topo_(topo) {}
   double memory(const workload::WorkloadConfig& w);

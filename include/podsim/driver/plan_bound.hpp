@@ -106,6 +106,9 @@ class Estimator {
   };
   DataParallelTime dp_time(const workload::WorkloadConfig& w, int stage, const StageLayers& layers,
                            const RankGroups& g, double m);
+  // What ZeRO 1/2's overlapped parameter gather at the step's start adds to a stage's first forward.
+  double parameter_gather_wait(const workload::WorkloadConfig& w, int stage, const RankGroups& g,
+                               double compute, double forward, double fill);
   // Seconds per link direction of the collectives the bound meets, by profile id.
   std::vector<network::LinkSeconds> profiles_;
   int profile(network::LinkSeconds links);

@@ -1268,8 +1268,9 @@ TEST(Plan, BoundCountsTheOverlappedParameterGather) {
     if (!row.sim().ok()) continue;
     std::string label = driver::candidate_label(s, row.values);
     EXPECT_LE(row.estimate.lower_bound, row.sim().step_time) << label;
-    if (driver::resolve(s, row.values).parallel.pp == 1)
+    if (driver::resolve(s, row.values).parallel.pp == 1) {
       EXPECT_GT(row.estimate.lower_bound, 0.9 * row.sim().step_time) << label;
+    }
     ++simulated;
   }
   EXPECT_EQ(simulated, 6);

@@ -629,9 +629,16 @@ double Estimator::parameter_gather_wait(const WorkloadConfig& w, int stage, cons
 }
 
 CandidateEstimate Estimator::estimate(const WorkloadConfig& given) {
-  // The kernels as the step builder costs them: userbuffers only where the device has them.
+  // The kernels as the step builder costs them: userbuffers only where the device has them (a copy only
+  // then: the search asks for hundreds of thousands of candidates).
+  bool overlap = workload::tp_overlap_in_effect(given.parallel, topo_.device);
+  if (overlap == given.parallel.tp_overlap) return estimate_as_built(given);
   WorkloadConfig w = given;
-  w.parallel.tp_overlap = workload::tp_overlap_in_effect(w.parallel, topo_.device);
+  w.parallel.tp_overlap = overlap;
+  return estimate_as_built(w);
+}
+
+CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
   CandidateEstimate e;
   e.memory_bytes = memory(w);
   e.fits = e.memory_bytes <= topo_.device.hbm_bytes;

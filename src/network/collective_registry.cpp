@@ -78,11 +78,12 @@ const char* to_string(Algorithm a) {
 
 Algorithm parse_algorithm(const std::string& name) {
   if (name == "auto") return Algorithm::automatic;
-  std::string valid;
-  for (const auto& entry : collective_algorithms()) {
+  for (const auto& entry : collective_algorithms())
     if (name == entry.name) return entry.algorithm;
+  // The list only for the error: a plan search parses the same name for every candidate.
+  std::string valid;
+  for (const auto& entry : collective_algorithms())
     valid += (valid.empty() ? "" : ", ") + std::string(entry.name);
-  }
   throw std::invalid_argument("unknown algorithm '" + name + "' (valid: " + valid + ", auto)");
 }
 

@@ -73,6 +73,8 @@ class Estimator {
   void refine(const workload::WorkloadConfig& w, CandidateEstimate& e);
 
  private:
+  // estimate() of a workload whose tp_overlap is the one in effect on the device.
+  CandidateEstimate estimate_as_built(const workload::WorkloadConfig& w);
   double tp_seconds(const workload::WorkloadConfig& w, int kind, double bytes);
   // One rank's groups whose collectives the bound times, and the pipeline columns it follows (a column:
   // one rank per stage, the stages' ranks of one tp x cp x dp position), by layout (plan_bound.cpp).

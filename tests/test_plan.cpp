@@ -1201,6 +1201,24 @@ TEST(Plan, RankOrderIsSearchedWhereItDecidesSomething) {
   EXPECT_GT(moe_skipped["rank_order tp-cp-pp-dp with MoE and pp > 1 needs ep*etp = tp*cp"], 0);
 }
 
+// Every candidate of Llama 3 8B over the list-valued keys of `sets`, simulated (its scalars and the
+// usual side keys fixed).
+struct ExhaustiveSearch {
+  Space space;
+  driver::PlanResult result;
+};
+ExhaustiveSearch exhaustive_llama(const topology::Topology& topo, const Overrides& sets) {
+  std::vector<std::string> fixed;
+  for (const auto& [k, v] : sets)
+    if (v.front() != '[') fixed.push_back(k);
+  for (const char* k : {"parallel.sequence_parallel", "parallel.tp_overlap", "parallel.shard_group",
+                        "parallel.rank_order", "parallel.cp_algorithm"})
+    fixed.push_back(k);
+  Space s = llama_space(topo, sets, fixed);
+  auto r = driver::run_plan(topo, s, {.top = 1, .jobs = 2, .exhaustive = true, .progress = {}});
+  return {std::move(s), std::move(r)};
+}
+
 // ZeRO-3 in the bound: every gathering pass waits for its first unit, which holds the chunk's head units
 // (the embedding and the untied 128k-vocabulary output layer of Llama 3), and the stage's last pass
 // reduce-scatters that first part after its compute. Exhaustive over prefetch and resharding with and
@@ -1219,14 +1237,7 @@ TEST(Plan, BoundCountsZero3HeadUnitsAndTheLastReduceScatter) {
                     {"training.global_batch", "32"},
                     {"training.micro_batch", "1"},
                     {"training.recompute", "none"}};
-  std::vector<std::string> fixed;
-  for (const auto& [k, v] : sets)
-    if (v.front() != '[') fixed.push_back(k);
-  for (const char* k : {"parallel.sequence_parallel", "parallel.tp_overlap", "parallel.shard_group",
-                        "parallel.rank_order", "parallel.cp_algorithm"})
-    fixed.push_back(k);
-  Space s = llama_space(topo, sets, fixed);
-  auto r = driver::run_plan(topo, s, {.top = 1, .jobs = 2, .exhaustive = true, .progress = {}});
+  auto [s, r] = exhaustive_llama(topo, sets);
   int simulated = 0;
   for (const auto& row : r.rows) {
     if (!row.sim().ok()) continue;
@@ -1255,14 +1266,7 @@ TEST(Plan, BoundCountsTheOverlappedParameterGather) {
                     {"training.global_batch", "16"},
                     {"training.micro_batch", "[1, 2]"},
                     {"training.recompute", "none"}};
-  std::vector<std::string> fixed;
-  for (const auto& [k, v] : sets)
-    if (v.front() != '[') fixed.push_back(k);
-  for (const char* k : {"parallel.sequence_parallel", "parallel.tp_overlap", "parallel.shard_group",
-                        "parallel.rank_order", "parallel.cp_algorithm"})
-    fixed.push_back(k);
-  Space s = llama_space(topo, sets, fixed);
-  auto r = driver::run_plan(topo, s, {.top = 1, .jobs = 2, .exhaustive = true, .progress = {}});
+  auto [s, r] = exhaustive_llama(topo, sets);
   int simulated = 0;
   for (const auto& row : r.rows) {
     if (!row.sim().ok()) continue;

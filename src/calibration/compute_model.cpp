@@ -51,8 +51,9 @@ class ComputeModel::GemmMemo {
 ComputeModel::ComputeModel(DeviceProfile profile, DeviceRates rates)
     : ComputeModel(with_default_tiles(std::move(profile)), std::move(rates)) {}
 
-ComputeModel::ComputeModel(std::shared_ptr<const DeviceProfile> profile, DeviceRates rates)
-    : profile_(std::move(profile)), rates_(std::move(rates)) {
+ComputeModel::ComputeModel(std::shared_ptr<const DeviceProfile> profile, DeviceRates rates,
+                           std::shared_ptr<GemmMemo> memo)
+    : profile_(std::move(profile)), rates_(std::move(rates)), memo_(std::move(memo)) {
   if (rates_.sm_count <= 0 || rates_.peak_flops <= 0 || rates_.hbm_bandwidth <= 0)
     throw std::invalid_argument("ComputeModel needs positive peak, bandwidth and SM count");
   per_sm_flops_ = rates_.peak_flops * profile_->clock_sustain_factor / rates_.sm_count;
@@ -65,9 +66,7 @@ ComputeModel ComputeModel::sixteen_bit() const {
   r.peak_flops = rates_.attention_peak_flops;
   r.element_bytes = 2;
   r.format = "bf16";
-  ComputeModel m(profile_, r);
-  m.memo_ = memo_;
-  return m;
+  return ComputeModel(profile_, r, memo_);
 }
 
 ComputeModel ComputeModel::without_sms(int sms) const {
@@ -77,8 +76,7 @@ ComputeModel ComputeModel::without_sms(int sms) const {
   double share = static_cast<double>(r.sm_count) / rates_.sm_count;  // the per-SM rate stays
   r.peak_flops *= share;
   if (r.attention_peak_flops > 0) r.attention_peak_flops *= share;
-  ComputeModel narrowed(profile_, r);
-  narrowed.memo_ = memo_;
+  ComputeModel narrowed(profile_, r, memo_);
   return split_accumulator_ ? narrowed.with_split_accumulator() : narrowed;
 }
 

@@ -216,6 +216,7 @@ Estimator::DataParallelTime Estimator::dp_time(const WorkloadConfig& w, int stag
   if (static_cast<long long>(p.dp) * p.cp == 1) return {};
   double stage_layers = layers.layers, stage_moe = layers.moe;
   if (stage_layers < 1) return {};
+  int v = std::max(1, p.virtual_stages);
   double eb = workload::activation_bytes(w.training), gb = w.training.grad_reduce_bytes;
   double unit = dense_unit_params(w), expert_unit = workload::expert_params_per_layer(w);
   double experts = stage_moe * expert_unit;  // routed, per rank
@@ -224,7 +225,6 @@ Estimator::DataParallelTime Estimator::dp_time(const WorkloadConfig& w, int stag
   if (p.zero < 3) {
     // ZeRO 0 all-reduces (the experts too), 1 and 2 reduce-scatter, the routed experts after the dense part.
     auto kind = p.zero == 0 ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter;
-    int v = std::max(1, p.virtual_stages);
     double stage_dense = 0;  // with the embedding and output layer, as the builder reduces them
     for (int c = 0; c < v; ++c) stage_dense += workload::chunk_dense_params(w, v, stage, c);
     double once = dense(kind, stage_dense * gb) + routed(kind, experts * gb);
@@ -263,11 +263,11 @@ Estimator::DataParallelTime Estimator::dp_time(const WorkloadConfig& w, int stag
   double gathering_passes = p.reshard_after_forward ? 2 * m : m;
   double exposed = 0, heads = 0;
   DataParallelTime t;
-  for (int c = 0; c < w.parallel.virtual_stages; ++c) {
-    double chunk = static_cast<double>(workload::chunk_layers(w, w.parallel.virtual_stages, stage, c));
+  for (int c = 0; c < v; ++c) {
+    double chunk = static_cast<double>(workload::chunk_layers(w, v, stage, c));
     if (chunk < 1) continue;
-    double chunk_heads = workload::chunk_head_params(w, w.parallel.virtual_stages, stage, c);
-    double moe = static_cast<double>(workload::moe_layers_in_chunk(w, w.parallel.virtual_stages, stage, c));
+    double chunk_heads = workload::chunk_head_params(w, v, stage, c);
+    double moe = static_cast<double>(workload::moe_layers_in_chunk(w, v, stage, c));
     bool prefetch = p.dp_overlap && chunk > 1;
     double first = (prefetch ? unit : chunk * unit) + chunk_heads;
     double first_experts = (p.dp_overlap ? std::min(1.0, moe) : moe) * expert_unit;
@@ -743,7 +743,6 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
         body = body + (fwd + bwd) * m;
         if (c == 0) first_forward = fwd, first_backward = bwd;
       }
-      const double first_layers_compute = first_forward.compute;  // chunk 0's layers, one forward
       if (s == 0) body.compute += m * (head.embedding_forward.seconds + head.embedding_backward.seconds);
       if (s == p - 1) body.compute += m * (head.output_forward.seconds + head.output_backward.seconds);
       body.pp += held[s];
@@ -763,11 +762,9 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
       // The gathered forward's pieces hold all of chunk 0's forward work: its output layer's too where it
       // is the last chunk, which the body counts apart.
       double output_forward = s == p - 1 && v == 1 ? head.output_forward.seconds : 0;
-      double gathered_compute =
-          first_layers_compute + output_forward + (s == 0 ? head.embedding_forward.seconds : 0);
-      double chain_dp = kCommMargin * dp.chain + parameter_gather_wait(w, s, g, gathered_compute,
-                                                                       first_forward.sum() + output_forward,
-                                                                       fill_forward.sum());
+      double chain_dp = kCommMargin * dp.chain +
+                        parameter_gather_wait(w, s, g, first_forward.compute + output_forward,
+                                              first_forward.sum() + output_forward, fill_forward.sum());
       longest(fill_forward + body, chain_dp + after);
       longest(fill_forward + body + fill_backward, chain_dp + after_first_stage);
       stream = std::max(stream, dp.stream);

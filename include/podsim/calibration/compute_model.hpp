@@ -100,15 +100,17 @@ class ComputeModel {
   const DeviceRates& rates() const { return rates_; }
 
  private:
-  ComputeModel(std::shared_ptr<const DeviceProfile> profile, DeviceRates rates);
-  GemmEstimate time_gemm(const GemmShape& shape) const;
   class GemmMemo;
-  std::shared_ptr<GemmMemo> memo_;  // null: every call timed afresh
+  // Variants keep the profile and the memo of the model they derive from.
+  ComputeModel(std::shared_ptr<const DeviceProfile> profile, DeviceRates rates,
+               std::shared_ptr<GemmMemo> memo = nullptr);
+  GemmEstimate time_gemm(const GemmShape& shape) const;
   double gemm_time(const GemmShape& s, const GemmTile& tile, int split, double* waves_out) const;
   // Shared by the variants (sixteen_bit, without_sms, ...): a plan search derives them for every GEMM of
   // every candidate, and copying the profile's tables each time was a quarter of its bound.
   std::shared_ptr<const DeviceProfile> profile_;
   DeviceRates rates_;
+  std::shared_ptr<GemmMemo> memo_;  // null: every call timed afresh
   AttentionEstimate fused_attention(const AttentionShape& a, double flops, double bytes, double eff) const;
   // The profile's shape terms for this call (FusedAttentionParams): causal, head width, and the loop each
   // thread block runs (forward: a query block over the keys; backward: a key block over the queries).

@@ -336,12 +336,20 @@ double Estimator::cp_step_seconds(const WorkloadConfig& w, double bytes) {
   return cost.total() - cost.wire_latency;
 }
 
-// One context-parallel group's all-gather or reduce-scatter (the step builder's cp_collective_plan).
-double Estimator::cp_gather_seconds(const WorkloadConfig& w, int kind, double bytes) {
+// One context-parallel group's collectives of a layer's pass, as the step builder's cp_collective_plan
+// (megatron_overlap.cpp) runs them: merged into one phase (serial_merge) that a chunk pass scales by its
+// layers, so the wires' latency is paid once per chunk pass, not per layer: left out here, where it would be
+// counted per layer.
+double Estimator::cp_gather_seconds(const WorkloadConfig& w,
+                                    const std::vector<workload::TpCollective>& per_layer) {
+  if (per_layer.empty()) return 0;
   workload::ParallelLayout layout{.tp = w.parallel.tp, .pp = 1, .dp = 1, .cp = w.parallel.cp};
-  auto c =
-      network::make_collective(static_cast<network::CollectiveKind>(kind), layout.cp_group(0, 0, 0), bytes);
-  return network::idle_plan_time(topo_, network::plan_collective(topo_, c));
+  auto group = layout.cp_group(0, 0, 0);
+  std::vector<plan::CommPlan> plans;
+  for (const auto& c : per_layer)
+    plans.push_back(network::plan_collective(topo_, network::make_collective(c.kind, group, c.bytes)));
+  network::PhaseCost cost = network::idle_phase_cost(topo_, network::serial_merge(plans));
+  return cost.total() - cost.wire_latency;
 }
 
 // Serial tensor-parallel time of a pass: with the userbuffers overlap (in effect: estimate() turns it off
@@ -613,10 +621,6 @@ double Estimator::parameter_gather_wait(const WorkloadConfig& w, int stage, cons
                                         double compute, double forward, double fill) {
   const auto& p = w.parallel;
   if (p.zero < 1 || p.zero > 2 || !p.dp_overlap || static_cast<long long>(p.dp) * p.cp == 1) return 0;
-  // Not beside the all-gather context parallelism: its collectives, counted serial on the chain, partly run
-  // during the wait in the replay, and the bound of such steps is already within 0.1% of them (at times
-  // 0.01% above: a lead, not resolved here).
-  if (p.cp > 1 && p.cp_algorithm == workload::CpAlgorithm::all_gather) return 0;
   int v = std::max(1, p.virtual_stages);
   double params = workload::chunk_dense_params(w, v, stage, 0), eb = workload::activation_bytes(w.training);
   int buckets = workload::gradient_bucket_count(p, params, eb);
@@ -657,10 +661,10 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
     if (w.parallel.cp == 1) return 0.0;
     double cp = w.parallel.cp, t = 0;
     if (w.parallel.cp_algorithm == workload::CpAlgorithm::all_gather) {
+      std::vector<workload::TpCollective> per_layer;
       for (const auto& [cost, which] : passes)
-        for (const auto& c : workload::cp_gather_collectives(w, mb, which))
-          t += cp_gather_seconds(w, static_cast<int>(c.kind), c.bytes);
-      return t;
+        for (const auto& c : workload::cp_gather_collectives(w, mb, which)) per_layer.push_back(c);
+      return cp_gather_seconds(w, per_layer);
     }
     for (const auto& [cost, which] : passes) {
       double bytes = workload::cp_ring_step_bytes(w, mb, which);

@@ -52,6 +52,9 @@ void add_plan_command(CLI::App& app) {
                 "Keep the keys the workload file states as scalars fixed (only auto and lists are searched)");
   cmd->add_flag("--exhaustive", opt->request.options.exhaustive,
                 "Simulate every candidate that fits, not only those whose lower bound can still win");
+  cmd->add_flag("--resume", opt->request.resume,
+                "Continue a search that was interrupted: the candidates it simulated (DIR/plan.partial.jsonl "
+                "in --out) are not simulated again");
   cmd->add_flag("--quiet,-q", opt->quiet, "No progress on stderr");
   cmd->add_option("--shard", opt->request.shard,
                   "Simulate only shard I of N (every N-th candidate in lower-bound order, its own branch and "
@@ -74,6 +77,9 @@ void add_plan_command(CLI::App& app) {
       "The table names the keys that differ among its rows; the others are printed once above it.\n"
       "On a Slurm cluster: podsim plan ... --out DIR --slurm [--slurm-shards N], then podsim merge DIR\n"
       "(the merged N best are still exact: each shard bounds its own candidates).\n"
+      "With --out DIR each simulated candidate is appended to DIR/plan.partial.jsonl as it finishes, so an\n"
+      "interrupted search (Ctrl-C, a Slurm time limit, even SIGKILL) loses none: run the same command with\n"
+      "--resume to continue it (the file goes once plan.csv is written).\n"
       "Exit status: 0 on success, 2 on bad input.");
   cmd->callback([opt] {
     apply_job_import(opt->imports, opt->request.workload_file, opt->request.sets, opt->quiet);

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "podsim/core/config_node.hpp"
 #include "podsim/core/error.hpp"
+#include "podsim/driver/plan_journal.hpp"
 #include "podsim/driver/plan_output.hpp"
 #include "podsim/driver/plan_shards.hpp"
 #include "podsim/driver/simulation.hpp"
@@ -82,6 +84,24 @@ PlanRun run_plan(const PlanRequest& request) {
   if (options.jobs == 0) options.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   run.title = fmt::format("{} on {}", run.space.base.name, topo.name);
   run.top = options.top;
+  if (request.resume && request.out.empty())
+    throw InputError("--resume continues the search whose journal is in --out DIR: give --out");
+  // With --out, each simulated candidate is journaled at once: an interrupted search loses none.
+  std::optional<PlanJournal> journal;
+  if (!request.out.empty()) {
+    journal.emplace(request, topo, options.shard, options.shards);
+    options.recall = [&journal](const std::string& label) { return journal->recall(label); };
+    options.on_simulated = [&journal](const std::string& label, const SimOutcome& o) {
+      journal->record(label, o);
+    };
+    if (options.progress)
+      options.progress(journal->recorded_before() > 0
+                           ? fmt::format("resuming: {} candidates simulated before are in {}",
+                                         journal->recorded_before(), journal->path())
+                           : fmt::format("each simulated candidate goes to {} at once (an interrupted "
+                                         "search continues with --resume)",
+                                         journal->path()));
+  }
   run.result = run_plan(topo, run.space, options);
   if (options.shards > 1) {
     PlanRequest as_run = request;
@@ -90,6 +110,7 @@ PlanRun run_plan(const PlanRequest& request) {
   } else if (!request.out.empty()) {
     run.written = write_plan_files(request.out, run.title, run.space, run.result);
   }
+  if (journal) journal->finish();
   return run;
 }
 

@@ -187,12 +187,15 @@ void print_plan(std::FILE* out, const Space& space, const PlanResult& result, in
   if (std::string why = explain_winner(result); !why.empty()) fmt::print(out, "{}\n", why);
   long long skipped = 0;
   for (const auto& [reason, n] : result.skipped) skipped += n;
-  fmt::print(out,
-             "searched: {} combinations divide and {} fit; {} simulated ({} not, their lower bound could not "
-             "beat the best {}{}) in {:.1f} s; {} skipped:\n",
-             result.enumerated, result.rows.size(), result.simulated,
-             static_cast<long long>(result.rows.size()) - result.simulated, top,
-             grouped ? " distinct " + names_of(space, result.distinct) : "", result.seconds, skipped);
+  fmt::print(
+      out,
+      "searched: {} combinations divide and {} fit; {} simulated{} ({} not, their lower bound could not "
+      "beat the best {}{}) in {:.1f} s; {} skipped:\n",
+      result.enumerated, result.rows.size(), result.simulated,
+      result.recalled > 0 ? fmt::format(", {} of them before the search was interrupted", result.recalled)
+                          : "",
+      static_cast<long long>(result.rows.size()) - result.simulated, top,
+      grouped ? " distinct " + names_of(space, result.distinct) : "", result.seconds, skipped);
   for (const auto& [reason, n] : result.skipped) fmt::print(out, "  {:>9}  {}\n", n, reason);
   int failed = 0;
   for (const auto& r : result.rows)

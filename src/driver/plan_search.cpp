@@ -304,19 +304,21 @@ PlanResult run_plan(const topology::Topology& topo, const Space& space, const Pl
   Best best(options.top, result.distinct);
   Pool pool;
   size_t next = 0;
-  auto record = [&](size_t row, SimOutcome sim) {
+  auto record = [&](size_t row, SimOutcome sim, bool recalled) {
     PlanRow& r = result.rows[row];
+    if (!recalled && options.on_simulated) options.on_simulated(candidate_label(space, r.values), sim);
     r.set_sim(std::move(sim));
     result.simulated++;
+    result.recalled += recalled ? 1 : 0;
     if (r.sim().ok()) best.add(r.values, r.sim().step_time);
     if (options.progress)
       options.progress(
           // Queued: the candidates not yet taken up, in lower-bound order; 0 once the bound rules out the
           // rest.
-          fmt::format("[{} simulated, {} queued] {}: {} (bound {:.4g} s), best {:.4g} s", result.simulated,
+          fmt::format("[{} simulated, {} queued] {}: {}{} (bound {:.4g} s), best {:.4g} s", result.simulated,
                       result.rows.size() - next, candidate_label(space, r.values),
                       r.sim().ok() ? fmt::format("{:.4g} s", r.sim().step_time) : r.sim().status,
-                      r.estimate.lower_bound, best.best()));
+                      recalled ? ", recalled" : "", r.estimate.lower_bound, best.best()));
   };
   while (next < result.rows.size() || pool.size() > 0) {
     while (next < result.rows.size() && pool.size() < static_cast<size_t>(std::max(1, options.jobs))) {
@@ -332,11 +334,18 @@ PlanResult run_plan(const topology::Topology& topo, const Space& space, const Pl
         ++next;
         continue;
       }
+      // Simulated before the search was interrupted: its outcome, as the journal has it.
+      if (options.recall) {
+        if (const SimOutcome* known = options.recall(candidate_label(space, result.rows[next].values))) {
+          record(next++, *known, true);
+          continue;
+        }
+      }
       pool.start(next++, [&topo, w] { return serialize(simulate_candidate(topo, w)); });
     }
     if (pool.size() == 0) break;
     auto [row, sim] = pool.wait_one();
-    record(row, std::move(sim));
+    record(row, std::move(sim), false);
   }
   rank_rows(result.rows);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -17,6 +17,7 @@
 #include "podsim/driver/shard_files.hpp"
 #include "podsim/driver/sweep.hpp"
 #include "podsim/report/output_files.hpp"
+#include "sim_outcome_json.hpp"
 
 namespace podsim::driver {
 namespace {
@@ -69,18 +70,7 @@ json row_json(const PlanRow& r) {
               {"optimizer", e.optimizer},
               {"fabric_load", e.fabric_load}}},
             {"simulated", r.simulated()}};
-  if (r.simulated()) {
-    const SimOutcome& s = r.sim();
-    j["sim"] = {{"status", s.status},
-                {"detail", s.detail},
-                {"step_time", s.step_time},
-                {"tokens_per_s", s.tokens_per_s},
-                {"mfu", s.mfu},
-                {"memory", s.memory},
-                {"breakdown", s.breakdown},
-                {"bubble", s.bubble},
-                {"description", s.description}};
-  }
+  if (r.simulated()) j["sim"] = sim_outcome_json(r.sim());
   return j;
 }
 
@@ -109,20 +99,7 @@ PlanRow row_from(const json& j, size_t keys) {
                 .pp_comm = e.value("pp_comm", 0.0),  // nor pp_comm (before session 48)
                 .optimizer = e.value("optimizer", 0.0),
                 .fabric_load = e.value("fabric_load", 0.0)};
-  if (j.at("simulated").get<bool>()) {
-    const json& s = j.at("sim");
-    SimOutcome o;
-    o.status = s.at("status").get<std::string>();
-    o.detail = s.at("detail").get<std::string>();
-    o.step_time = s.at("step_time").get<double>();
-    o.tokens_per_s = s.at("tokens_per_s").get<double>();
-    o.mfu = s.at("mfu").get<double>();
-    o.memory = s.at("memory").get<double>();
-    o.breakdown = s.at("breakdown").get<decltype(o.breakdown)>();
-    o.bubble = s.at("bubble").get<double>();
-    o.description = s.at("description").get<std::string>();
-    r.set_sim(std::move(o));
-  }
+  if (j.at("simulated").get<bool>()) r.set_sim(sim_outcome_from(j.at("sim")));
   return r;
 }
 
@@ -216,7 +193,8 @@ SlurmSubmitted submit_slurm_plan(const PlanRequest& request, const SlurmSubmissi
     args += " --distinct " + shell_quote(fmt::format("{}", fmt::join(request.options.distinct, ",")));
   if (request.as_written) args += " --as-written";
   if (request.options.exhaustive) args += " --exhaustive";
-  args += fmt::format(" --out {} --quiet", shell_quote(absolute(job.out)));
+  // --resume: a task requeued after a preemption or a node failure continues its shard from its journal.
+  args += fmt::format(" --out {} --resume --quiet", shell_quote(absolute(job.out)));
   return submit_slurm_array(job, "plan", args);
 }
 

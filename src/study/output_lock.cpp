@@ -33,20 +33,22 @@ bool still_at_path(int fd, const std::string& path) {
 
 }  // namespace
 
-OutputLock::OutputLock(std::string path, const std::string& what) : path_(std::move(path)) {
+OutputLock::OutputLock(std::string path, const std::string& what, const std::string& job)
+    : path_(std::move(path)) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
-      throw InputError(fmt::format("{}: cannot create the sweep lock file: {}", path_, std::strerror(errno)));
+      throw InputError(
+          fmt::format("{}: cannot create the {} lock file: {}", path_, job, std::strerror(errno)));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       int err = errno;
       std::string holder = holder_of(fd);
       ::close(fd);
       if (err == EWOULDBLOCK)
         throw InputError(fmt::format(
-            "{}: another podsim sweep{} is writing these results (lock {}); wait for it to finish, or give "
-            "this sweep another --out directory",
-            what, holder.empty() ? "" : " (pid " + holder + ")", path_));
+            "{}: another podsim {}{} is writing these results (lock {}); wait for it to finish, or give "
+            "this {} another --out directory",
+            what, job, holder.empty() ? "" : " (pid " + holder + ")", path_, job));
       throw InputError(fmt::format("{}: cannot lock (does this file system support flock?): {}", path_,
                                    std::strerror(err)));
     }

@@ -19,6 +19,9 @@ struct PlanRequest {
   // "I/N": simulate shard I of N and write DIR/plan.shard-I-of-N.json (plan_shards.hpp) instead of
   // plan.csv; empty: SLURM_ARRAY_TASK_ID/COUNT when set, else the whole search.
   std::string shard;
+  // Continue an interrupted search in `out`: the candidates its journal holds (plan_journal.hpp) are not
+  // simulated again. Without it, a journal left in `out` is an InputError.
+  bool resume = false;
 };
 
 struct PlanRun {

@@ -19,6 +19,18 @@
 
 namespace podsim::driver {
 
+// A simulated candidate, as its worker process reports it.
+struct SimOutcome {
+  std::string status = {};  // "ok", an infeasible status, or "failed"
+  std::string detail = {};
+  double step_time = 0, tokens_per_s = 0, mfu = 0, memory = 0;
+  std::array<double, workload::kCategories> breakdown{};  // mean over stages, seconds
+  double bubble = 0;                                      // mean idle time
+  std::string description = {};
+  std::vector<std::string> hints = {};  // what the user could change (StepPlan::hints)
+  bool ok() const { return status == "ok"; }
+};
+
 struct PlanOptions {
   int top = 20;             // k: the best k are exact
   int jobs = 1;             // worker processes simulating at once
@@ -32,6 +44,10 @@ struct PlanOptions {
   // Short key names ("tp", "micro_batch"; "layout" for the parallel layout's keys, kLayoutKeys): rank the k
   // best distinct settings of these keys, each at its best setting of the others. Empty: every candidate.
   std::vector<std::string> distinct = {};
+  // Outcomes known before the search (an interrupted run's journal, plan_journal.hpp), by candidate label:
+  // a candidate `recall` answers for is not simulated again. `on_simulated` hears each one simulated here.
+  std::function<const SimOutcome*(const std::string& label)> recall = {};
+  std::function<void(const std::string& label, const SimOutcome&)> on_simulated = {};
 };
 
 // What "layout" stands for in PlanOptions::distinct: the degrees of parallelism and the micro-batch.
@@ -41,18 +57,6 @@ inline const std::vector<std::string> kLayoutKeys = {
 // The indices in space.keys of PlanOptions::distinct's names (every key when empty); InputError for a
 // name that is not a searchable key, listing those that are.
 std::vector<size_t> distinct_key_indices(const Space& space, const std::vector<std::string>& names);
-
-// A simulated candidate, as its worker process reports it.
-struct SimOutcome {
-  std::string status = {};  // "ok", an infeasible status, or "failed"
-  std::string detail = {};
-  double step_time = 0, tokens_per_s = 0, mfu = 0, memory = 0;
-  std::array<double, workload::kCategories> breakdown{};  // mean over stages, seconds
-  double bubble = 0;                                      // mean idle time
-  std::string description = {};
-  std::vector<std::string> hints = {};  // what the user could change (StepPlan::hints)
-  bool ok() const { return status == "ok"; }
-};
 
 struct PlanRow {
   CandidateValues values;  // per key of the space
@@ -73,6 +77,7 @@ struct PlanResult {
   SkipCounts skipped;         // reason -> combinations (out of memory included)
   long long enumerated = 0;   // combinations that divide
   long long simulated = 0;
+  long long recalled = 0;        // of the simulated: outcomes recalled from an interrupted run's journal
   double seconds = 0;            // wall time of the search
   std::vector<size_t> distinct;  // the keys (indices in Space::keys) that tell groups apart
   int ranked() const;            // rows simulated successfully (they come first)

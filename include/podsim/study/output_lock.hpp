@@ -12,8 +12,9 @@ namespace podsim::study {
 
 class OutputLock {
  public:
-  // Throws InputError naming `what` (the results directory) when another process holds the lock.
-  OutputLock(std::string path, const std::string& what);
+  // Throws InputError naming `what` (the results directory) and `job` (what writes them: a sweep, a plan
+  // search) when another process holds the lock.
+  OutputLock(std::string path, const std::string& what, const std::string& job = "sweep");
   ~OutputLock();
   OutputLock(const OutputLock&) = delete;
   OutputLock& operator=(const OutputLock&) = delete;

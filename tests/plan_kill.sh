@@ -56,6 +56,16 @@ check "SIGKILL: the resumed search says how many it recalled" \
   grep -qE "simulated, [1-9][0-9]* of them before the search was interrupted" "$tmp/kill.out"
 check "SIGKILL: nothing left behind" clean "$tmp/kill"
 
+# SIGINT (Ctrl-C) to the group: exit 130, one line that says how to continue, and --resume does.
+start "$tmp/int"
+wait_lines "$tmp/int" 6
+kill -INT -- -$pid; wait $pid
+check "SIGINT: exit 130" test $? -eq 130
+check "SIGINT: one note on how to continue" test "$(grep -c -- "--resume continues the search" "$tmp/int.err")" -eq 1
+start "$tmp/int" --resume; wait $pid
+check "SIGINT: resume exits 0" test $? -eq 0
+check "SIGINT: the resumed search's 60 best equal an uninterrupted search's" cmp <(best "$tmp/int") <(best "$tmp/ref")
+
 # A journal of another search (another --set) is refused, naming what differs.
 start "$tmp/other"
 wait_lines "$tmp/other" 3

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "podsim/cli/commands.hpp"
@@ -16,6 +18,33 @@
 #include "podsim/report/output_files.hpp"
 
 namespace podsim::cli {
+namespace {
+
+// What an interrupted search with --out tells the user (built before the search: a signal handler may only
+// write it), and the process that says it: the forked workers inherit the handler and stay silent.
+char g_interrupted_note[1024];
+pid_t g_search_pid = 0;
+
+extern "C" void on_stop_signal(int signal) {
+  if (::getpid() == g_search_pid) {
+    ssize_t ignored = ::write(2, g_interrupted_note, std::strlen(g_interrupted_note));
+    (void)ignored;
+  }
+  std::signal(signal, SIG_DFL);  // then die of it, as before: the exit status still says which signal
+  std::raise(signal);
+}
+
+// Ctrl-C, SIGTERM (Slurm, kill) and SIGHUP on a search that journals into `out`: say how to continue.
+void note_interruptions(const std::string& out) {
+  std::snprintf(g_interrupted_note, sizeof g_interrupted_note,
+                "\npodsim: interrupted; every candidate simulated so far is journaled in %s; the same "
+                "command with --resume continues the search\n",
+                out.c_str());
+  g_search_pid = ::getpid();
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) std::signal(s, on_stop_signal);
+}
+
+}  // namespace
 
 void add_plan_command(CLI::App& app) {
   struct Options {
@@ -93,7 +122,10 @@ void add_plan_command(CLI::App& app) {
                    done.shards, done.script, done.out);
       return;
     }
-    if (!opt->request.out.empty()) report::prepare_output_directory(opt->request.out, "--out");
+    if (!opt->request.out.empty()) {
+      report::prepare_output_directory(opt->request.out, "--out");
+      note_interruptions(opt->request.out);
+    }
     bool tty = ::isatty(2) != 0;
     if (!opt->quiet)
       opt->request.options.progress = [tty](const std::string& line) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "plan_test_request.hpp"
 #include "podsim/driver/plan.hpp"
 #include "podsim/driver/plan_journal.hpp"
 #include "test_helpers.hpp"
@@ -21,19 +22,7 @@ driver::PlanRequest small_request(const std::string& dir) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   fs::copy_file(source_path("workloads/llama3-8b.yaml"), dir + "/llama3-8b.yaml");
-  driver::PlanRequest r;
-  r.topology_file = source_path("topologies/dgx-h100-superpod.yaml");
-  r.workload_file = dir + "/llama3-8b.yaml";
-  r.sets = {"topology.nodes=2",
-            "workload.parallel.tp=[1, 2, 4]",
-            "workload.parallel.pp=[1, 2, 4]",
-            "workload.training.micro_batch=[1, 2]",
-            "workload.training.global_batch=32",
-            "workload.model.seq_len=4096"};
-  r.as_written = true;
-  r.options = {.top = 3, .jobs = 2, .exhaustive = false, .progress = {}};
-  r.out = dir + "/out";
-  return r;
+  return testing::small_plan_request(dir + "/llama3-8b.yaml", dir + "/out");
 }
 
 // What an interrupted search leaves: a journal holding the `rows` best of a finished search (the best of

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "plan_test_request.hpp"
 #include "podsim/driver/plan.hpp"
 #include "podsim/driver/plan_shards.hpp"
 #include "test_helpers.hpp"
@@ -18,21 +19,8 @@ namespace fs = std::filesystem;
 using testing::error_of;
 using testing::source_path;
 
-// Llama 3 8B on two DGX H100: tp, pp and micro_batch searched, the rest fixed.
 driver::PlanRequest small_request(const std::string& out) {
-  driver::PlanRequest r;
-  r.topology_file = source_path("topologies/dgx-h100-superpod.yaml");
-  r.workload_file = source_path("workloads/llama3-8b.yaml");
-  r.sets = {"topology.nodes=2",
-            "workload.parallel.tp=[1, 2, 4]",
-            "workload.parallel.pp=[1, 2, 4]",
-            "workload.training.micro_batch=[1, 2]",
-            "workload.training.global_batch=32",
-            "workload.model.seq_len=4096"};
-  r.as_written = true;
-  r.options = {.top = 3, .jobs = 2, .exhaustive = false, .progress = {}};
-  r.out = out;
-  return r;
+  return testing::small_plan_request(source_path("workloads/llama3-8b.yaml"), out);
 }
 
 std::string fresh_dir(const std::string& name) {

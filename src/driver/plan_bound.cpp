@@ -338,10 +338,11 @@ double Estimator::cp_step_seconds(const WorkloadConfig& w, double bytes) {
 
 // One context-parallel group's collectives of a layer's pass, as the step builder's cp_collective_plan
 // (megatron_overlap.cpp) runs them: merged into one phase (serial_merge) that a chunk pass scales by its
-// layers, so the wires' latency is paid once per chunk pass, not per layer: left out here, where it would be
-// counted per layer.
+// layers, so the wires' latency is paid once per chunk pass, not per layer: it is left out of the seconds
+// per layer returned and given apart in `wire`.
 double Estimator::cp_gather_seconds(const WorkloadConfig& w,
-                                    const std::vector<workload::TpCollective>& per_layer) {
+                                    const std::vector<workload::TpCollective>& per_layer, double& wire) {
+  wire = 0;
   if (per_layer.empty()) return 0;
   workload::ParallelLayout layout{.tp = w.parallel.tp, .pp = 1, .dp = 1, .cp = w.parallel.cp};
   auto group = layout.cp_group(0, 0, 0);
@@ -349,6 +350,7 @@ double Estimator::cp_gather_seconds(const WorkloadConfig& w,
   for (const auto& c : per_layer)
     plans.push_back(network::plan_collective(topo_, network::make_collective(c.kind, group, c.bytes)));
   network::PhaseCost cost = network::idle_phase_cost(topo_, network::serial_merge(plans));
+  wire = cost.wire_latency;
   return cost.total() - cost.wire_latency;
 }
 
@@ -657,14 +659,17 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
   // attention blocks; what the transfers take beyond those blocks is exposed. The slowdown of overlapped
   // compute is left out (it only adds). The all-gather variant's collectives run serially (one group's
   // idle-network time).
-  auto exposed_cp = [&](std::initializer_list<std::pair<const PassCost*, workload::CpPass>> passes) {
+  // `wire`: the all-gather variant's wires' latency, paid once per chunk pass (cp_gather_seconds).
+  auto exposed_cp = [&](std::initializer_list<std::pair<const PassCost*, workload::CpPass>> passes,
+                        double& wire) {
+    wire = 0;
     if (w.parallel.cp == 1) return 0.0;
     double cp = w.parallel.cp, t = 0;
     if (w.parallel.cp_algorithm == workload::CpAlgorithm::all_gather) {
       std::vector<workload::TpCollective> per_layer;
       for (const auto& [cost, which] : passes)
         for (const auto& c : workload::cp_gather_collectives(w, mb, which)) per_layer.push_back(c);
-      return cp_gather_seconds(w, per_layer);
+      return cp_gather_seconds(w, per_layer, wire);
     }
     for (const auto& [cost, which] : passes) {
       double bytes = workload::cp_ring_step_bytes(w, mb, which);
@@ -674,10 +679,13 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
     return t;
   };
   using workload::CpPass;
-  const ChainCost cp_fwd{0, 0, kCommMargin * exposed_cp({{&dense.forward, CpPass::forward}}), 0};
+  double cp_wire_forward = 0, cp_wire_backward = 0;
+  const ChainCost cp_fwd{0, 0, kCommMargin * exposed_cp({{&dense.forward, CpPass::forward}}, cp_wire_forward),
+                         0};
   const ChainCost cp_bwd{
       0, 0,
-      kCommMargin * exposed_cp({{&dense.recompute, CpPass::recompute}, {&dense.backward, CpPass::backward}}),
+      kCommMargin * exposed_cp({{&dense.recompute, CpPass::recompute}, {&dense.backward, CpPass::backward}},
+                               cp_wire_backward),
       0};
   LayerChain dense_layer{
       ChainCost{dense.forward.seconds, kCommMargin * serial_tp(w, dense.forward), 0, 0} + cp_fwd,
@@ -744,6 +752,10 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
             chunk_slowdown(w, g, sharding, layers, moe, windowed, window.forward, window.backward);
         fwd.compute += fwd_slowed;
         bwd.compute += bwd_slowed;
+        if (layers > 0) {  // the all-gather variant's merged collectives: their wires once per chunk pass
+          fwd.cp += kCommMargin * cp_wire_forward;
+          bwd.cp += kCommMargin * cp_wire_backward;
+        }
         body = body + (fwd + bwd) * m;
         if (c == 0) first_forward = fwd, first_backward = bwd;
       }

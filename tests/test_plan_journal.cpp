@@ -35,6 +35,7 @@ void leave_journal(const driver::PlanRequest& request, const driver::PlanRun& do
     const auto& row = done.result.rows[static_cast<size_t>(i)];
     driver::SimOutcome o = row.sim();
     if (i == 0) o.status = "failed";
+    o.description += "\xe2\x80";  // cut inside a UTF-8 sequence, as a message at its length limit may be
     journal.record(driver::candidate_label(done.space, row.values), o);
   }
   std::ofstream(journal.path(), std::ios::app) << R"({"candidate": "tp=1 pp=)";

@@ -127,7 +127,9 @@ const SimOutcome* PlanJournal::recall(const std::string& label) const {
 }
 
 void PlanJournal::record(const std::string& label, const SimOutcome& outcome) {
-  if (out_) out_->write(json{{"candidate", label}, {"sim", sim_outcome_json(outcome)}}.dump() + "\n");
+  // A message cut at its length limit may end inside a UTF-8 sequence: replaced, not thrown on.
+  json line{{"candidate", label}, {"sim", sim_outcome_json(outcome)}};
+  if (out_) out_->write(line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 void PlanJournal::finish() {

@@ -135,7 +135,8 @@ std::string write_plan_shard(const std::string& dir, const PlanRequest& request,
   fs::create_directories(dir);
   std::string file =
       fmt::format("{}/plan.shard-{}-of-{}.json", dir, request.options.shard, request.options.shards);
-  podsim::atomic_write(file, j.dump() + "\n");
+  // A message cut at its length limit may end inside a UTF-8 sequence: replaced, not thrown on.
+  podsim::atomic_write(file, j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
   return file;
 }
 

@@ -26,15 +26,23 @@
 namespace podsim::driver {
 namespace {
 
+// At most `n` bytes of `text`, not cut inside a UTF-8 sequence (the journal and shard files are JSON).
+std::string prefix(const std::string& text, size_t n) {
+  if (text.size() <= n) return text;
+  // text[n] is the first byte left out: while it continues a sequence, leave that sequence out too.
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n);
+}
+
 // A worker's report: one line of numbers, then the description (the pipe holds far more than this).
 std::string serialize(const SimOutcome& s) {
   std::string out = fmt::format("{}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}", s.status, s.step_time,
                                 s.tokens_per_s, s.mfu, s.memory, s.bubble);
   for (double b : s.breakdown) out += fmt::format("\t{:.17g}", b);
-  std::string detail = s.detail.substr(0, 2000), description = s.description.substr(0, 1000);
+  std::string detail = prefix(s.detail, 2000), description = prefix(s.description, 1000);
   std::replace(detail.begin(), detail.end(), '\n', ' ');
   std::string hints;  // one line, the hints separated by the ASCII unit separator
-  for (const auto& h : s.hints) hints += (hints.empty() ? "" : "\x1f") + h.substr(0, 1000);
+  for (const auto& h : s.hints) hints += (hints.empty() ? "" : "\x1f") + prefix(h, 1000);
   std::replace(hints.begin(), hints.end(), '\n', ' ');
   return out + "\n" + description + "\n" + detail + "\n" + hints + "\n";
 }

@@ -657,8 +657,8 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
   auto head = workload::head_costs(w, mb, cm);
   // Ring attention (megatron_overlap.cpp): per layer and pass, cp-1 KV steps overlap cp-1 of the cp
   // attention blocks; what the transfers take beyond those blocks is exposed. The slowdown of overlapped
-  // compute is left out (it only adds). The all-gather variant's collectives run serially (one group's
-  // idle-network time).
+  // compute is left out (it only adds). The all-gather variant's collectives run serially, merged per
+  // pass as the builder merges them (one group's idle-network time).
   // `wire`: the all-gather variant's wires' latency, paid once per chunk pass (cp_gather_seconds).
   auto exposed_cp = [&](std::initializer_list<std::pair<const PassCost*, workload::CpPass>> passes,
                         double& wire) {

@@ -9,8 +9,9 @@
 
 #include "podsim/core/atomic_write.hpp"
 #include "podsim/core/error.hpp"
-#include "podsim/core/sha256.hpp"
 #include "podsim/core/version.hpp"
+#include "podsim/driver/plan_shards.hpp"
+#include "podsim/driver/provenance.hpp"
 #include "sim_outcome_json.hpp"
 
 namespace podsim::driver {
@@ -19,28 +20,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string stem_of(const std::string& out, int shard, int shards) {
-  return shards > 1 ? fmt::format("{}/plan.shard-{}-of-{}", out, shard, shards) : out + "/plan";
-}
-
 // The lock file's path, in the output directory (made here: the lock is taken before anything is written).
 std::string lock_path(const std::string& out, int shard, int shards) {
   fs::create_directories(out);
-  return stem_of(out, shard, shards) + ".lock";
+  return plan_file_stem(out, shard, shards) + ".lock";
 }
 
 // What a candidate's outcome depends on besides its own values.
 json identity(const PlanRequest& request, const topology::Topology& topo) {
   json inputs = json::object();
-  auto add = [&](const char* role, const std::string& path) {
-    if (!path.empty())
-      inputs[role] = {{"path", fs::absolute(path).lexically_normal().string()},
-                      {"sha256", file_sha256(path)}};
-  };
-  add("topology", request.topology_file);
-  add("workload", request.workload_file);
-  add("device_profile", topo.device.profile_path);
-  add("fabric_profile", topo.fabric_profile_path);
+  for (const auto& f : input_files(request.topology_file, request.workload_file, topo))
+    inputs[f.role] = {{"path", fs::absolute(f.path).lexically_normal().string()}, {"sha256", f.sha256}};
   return {{"podsim_plan_journal", 1},
           {"podsim_version", version()},
           {"inputs", inputs},
@@ -73,7 +63,7 @@ std::string differences(const json& before, const json& now) {
 }  // namespace
 
 PlanJournal::PlanJournal(const PlanRequest& request, const topology::Topology& topo, int shard, int shards)
-    : path_(stem_of(request.out, shard, shards) + ".partial.jsonl"),
+    : path_(plan_file_stem(request.out, shard, shards) + ".partial.jsonl"),
       lock_(lock_path(request.out, shard, shards), request.out, "plan search") {
   const json now = identity(request, topo);
   std::string kept = now.dump() + "\n";

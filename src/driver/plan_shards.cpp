@@ -120,6 +120,10 @@ std::vector<json> read_shards(const std::vector<std::string>& dirs) {
 
 }  // namespace
 
+std::string plan_file_stem(const std::string& dir, int shard, int shards) {
+  return shards > 1 ? fmt::format("{}/plan.shard-{}-of-{}", dir, shard, shards) : dir + "/plan";
+}
+
 std::string write_plan_shard(const std::string& dir, const PlanRequest& request, const PlanResult& result) {
   json rows = json::array();
   for (const auto& r : result.rows) rows.push_back(row_json(r));
@@ -133,8 +137,7 @@ std::string write_plan_shard(const std::string& dir, const PlanRequest& request,
             {"seconds", result.seconds},
             {"rows", rows}};
   fs::create_directories(dir);
-  std::string file =
-      fmt::format("{}/plan.shard-{}-of-{}.json", dir, request.options.shard, request.options.shards);
+  std::string file = plan_file_stem(dir, request.options.shard, request.options.shards) + ".json";
   // A message cut at its length limit may end inside a UTF-8 sequence: replaced, not thrown on.
   podsim::atomic_write(file, j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
   return file;

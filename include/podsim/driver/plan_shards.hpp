@@ -12,6 +12,10 @@
 
 namespace podsim::driver {
 
+// DIR/plan for a whole search, DIR/plan.shard-I-of-N for a shard: the stem of its files (.json, the
+// journal's .partial.jsonl, .lock).
+std::string plan_file_stem(const std::string& dir, int shard, int shards);
+
 // Writes DIR/plan.shard-I-of-N.json: the request (so that merge can rebuild the space), the search's
 // counts and every row of this shard with its bound and outcome. Returns the file written.
 std::string write_plan_shard(const std::string& dir, const PlanRequest& request, const PlanResult& result);

@@ -10,4 +10,9 @@ namespace podsim::driver {
 
 report::Provenance run_provenance(const RunRequest& request, const topology::Topology& topo);
 
+// The files a simulation of this workload on this topology reads, each with its SHA-256: the topology, the
+// workload and the device and fabric profiles the topology names (the empty paths left out).
+std::vector<report::InputFile> input_files(const std::string& topology_file, const std::string& workload_file,
+                                           const topology::Topology& topo);
+
 }  // namespace podsim::driver

@@ -21,6 +21,19 @@ expect_error() {  # expect_error NAME PATTERN ARGS...
   [ $code -eq 2 ] && grep -q -- "$pattern" "$tmp/err.txt" || cat "$tmp/err.txt"
 }
 
+# For tests that kill a background podsim ($pid, started by the test) mid-job: wait until FILE has N lines,
+# or until that job has ended (then there is nothing more to wait for).
+wait_lines_in() {  # wait_lines_in FILE N
+  for _ in $(seq 1 2000); do
+    [ -f "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ] && return 0
+    kill -0 "$pid" 2> /dev/null || return 0
+    sleep 0.01
+  done
+}
+wait_exists() {  # wait_exists PATH: until it exists (at most 5 s)
+  for _ in $(seq 1 500); do [ -e "$1" ] && return 0; sleep 0.01; done
+}
+
 finish() {  # finish TEST-NAME: the verdict line and the exit status
   if [ $fail -ne 0 ]; then echo "$1: some checks failed"; exit 1; fi
   echo "$1: all checks passed"

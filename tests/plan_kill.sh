@@ -20,13 +20,7 @@ start() {  # start DIR [ARGS...]: a search in the background, its pid (= process
   "$PODSIM" "${args[@]}" --out "$dir" "$@" > "$dir.out" 2> "$dir.err" &
   pid=$!
 }
-wait_lines() {  # wait_lines DIR N: until the journal has N lines (or the search ended)
-  for _ in $(seq 1 2000); do
-    [ "$(journal "$1")" -ge "$2" ] && return 0
-    kill -0 "$pid" 2> /dev/null || return 0
-    sleep 0.01
-  done
-}
+wait_lines() { wait_lines_in "$1/plan.partial.jsonl" "$2"; }  # wait_lines DIR N
 clean() {  # clean DIR: nothing but plan.csv and plan.html
   test "$(ls "$1" | tr '\n' ' ')" = "plan.csv plan.html "
 }
@@ -76,7 +70,7 @@ expect_error "--resume with another --set" "differs from this one in the --set l
 # Two searches into one --out: the second is refused at once.
 start "$tmp/two"
 first=$pid
-for _ in $(seq 1 500); do [ -e "$tmp/two/plan.lock" ] && break; sleep 0.01; done
+wait_exists "$tmp/two/plan.lock"
 expect_error "a second search into the same --out" "another podsim plan search (pid $first)" \
   "${args[@]}" --out "$tmp/two" --resume
 kill -KILL -- -$first; wait $first 2> /dev/null

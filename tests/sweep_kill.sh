@@ -23,14 +23,7 @@ start() {  # start DIR [ARGS...]: a sweep in the background, its pid (= process 
   "$PODSIM" sweep "$tmp/study.yaml" --out "$dir" --jobs 2 --quiet "$@" 2> "$dir.err" &
   pid=$!
 }
-rows() { [ -f "$1/results.partial.csv" ] && wc -l < "$1/results.partial.csv" || echo 0; }
-wait_rows() {  # wait_rows DIR N: until the partial file has N lines (or the sweep ended)
-  for _ in $(seq 1 1000); do
-    [ "$(rows "$1")" -ge "$2" ] && return 0
-    kill -0 "$pid" 2> /dev/null || return 0
-    sleep 0.01
-  done
-}
+wait_rows() { wait_lines_in "$1/results.partial.csv" "$2"; }  # wait_rows DIR N
 clean() {  # clean DIR: nothing but the results is left behind
   test -z "$(find "$1" -name '*.running*' -o -name '*.lock' -o -name '*.tmp*' -o -name '*.partial.csv')"
 }
@@ -74,7 +67,7 @@ done
 # Two sweeps into one --out: the second is refused at once and the first is not disturbed.
 start "$tmp/two"
 first=$pid
-for _ in $(seq 1 500); do [ -e "$tmp/two/results.lock" ] && break; sleep 0.01; done
+wait_exists "$tmp/two/results.lock"
 expect_error "second sweep into the same --out" "another podsim sweep (pid $first)" \
   sweep "$tmp/study.yaml" --out "$tmp/two" --quiet
 expect_error "second sweep with --resume" "another podsim sweep" \

@@ -26,7 +26,9 @@ void expect_buildable(const std::string& name, const std::string& nodes, int rad
   auto topo = preset(name, {{"nodes", nodes}});
   const double cable = nic_GBps * 1e9;
   for (const auto& l : topo.links)
-    if (l.cls == topology::LinkClass::infiniband) EXPECT_GE(l.bandwidth, cable * (1 - 1e-9));
+    if (l.cls == topology::LinkClass::infiniband) {
+      EXPECT_GE(l.bandwidth, cable * (1 - 1e-9));
+    }
   for (const auto& role : {"leaf", "spine"})
     for (const auto& [v, cables] : cables_at(topo, role, cable)) EXPECT_LE(cables, radix + 1e-6) << role;
 }

@@ -47,7 +47,9 @@ TEST(Torus, DimensionOrderShortestWayRound) {
     const auto& l = topo.links[r[i].link];
     int next = r[i].forward ? l.b : l.a;
     EXPECT_EQ(r[i].forward ? l.a : l.b, at);
-    if (i < 2) EXPECT_EQ(geo.coords(next)[1], 1);
+    if (i < 2) {
+      EXPECT_EQ(geo.coords(next)[1], 1);
+    }
     at = next;
   }
   EXPECT_EQ(at, geo.chip_at({3, 6}));

@@ -305,16 +305,17 @@ double Estimator::expert_dp_seconds(const WorkloadConfig& w, const RankGroups& g
   return group_seconds(w.parallel, g.expert_dp_id, kind, bytes);
 }
 
-double Estimator::tp_seconds(const WorkloadConfig& w, int kind, double bytes) {
-  auto key = std::make_tuple(w.parallel.tp, kind, bytes);
-  auto it = collectives_.find(key);
-  if (it != collectives_.end()) return it->second;
-  workload::ParallelLayout layout{.tp = w.parallel.tp, .pp = 1, .dp = 1, .cp = 1};
-  auto c =
-      network::make_collective(static_cast<network::CollectiveKind>(kind), layout.tp_group(0, 0, 0), bytes);
-  double t = network::idle_plan_time(topo_, network::plan_collective(topo_, c));
-  collectives_[key] = t;
-  return t;
+Estimator::MergedSeconds Estimator::merged_seconds(const std::vector<int>& group,
+                                                   const std::vector<workload::TpCollective>& per_layer) {
+  std::vector<plan::CommPlan> plans;
+  for (const auto& c : per_layer)
+    plans.push_back(network::plan_collective(topo_, network::make_collective(c.kind, group, c.bytes)));
+  MergedSeconds out;
+  if (plans.empty()) return out;
+  network::PhaseCost cost = network::idle_phase_cost(topo_, network::serial_merge(plans));
+  out.wire = cost.wire_latency;
+  out.per_layer = cost.total() - cost.wire_latency;
+  return out;
 }
 
 // One ring of the step builder's cp_ring_plan (megatron_overlap.cpp): every rank sends its block to the
@@ -342,43 +343,44 @@ double Estimator::cp_step_seconds(const WorkloadConfig& w, double bytes) {
 // per layer returned and given apart in `wire`.
 double Estimator::cp_gather_seconds(const WorkloadConfig& w,
                                     const std::vector<workload::TpCollective>& per_layer, double& wire) {
-  wire = 0;
-  if (per_layer.empty()) return 0;
   workload::ParallelLayout layout{.tp = w.parallel.tp, .pp = 1, .dp = 1, .cp = w.parallel.cp};
-  auto group = layout.cp_group(0, 0, 0);
-  std::vector<plan::CommPlan> plans;
-  for (const auto& c : per_layer)
-    plans.push_back(network::plan_collective(topo_, network::make_collective(c.kind, group, c.bytes)));
-  network::PhaseCost cost = network::idle_phase_cost(topo_, network::serial_merge(plans));
-  wire = cost.wire_latency;
-  return cost.total() - cost.wire_latency;
+  MergedSeconds merged = merged_seconds(layout.cp_group(0, 0, 0), per_layer);
+  wire = merged.wire;
+  return merged.per_layer;
 }
 
-// Serial tensor-parallel time of a pass: with the userbuffers overlap (in effect: estimate() turns it off
-// where the device has none) the exposed share of an overlappable collective (split_tp_overlap), and
-// nothing of the ones Transformer Engine runs asynchronously beside a GEMM without userbuffers. A MoE
-// layer's pass holds the attention half's (and the shared experts') TP-group collectives; its expert-TP
-// ones travel with the dispatch (ep_seconds).
-double Estimator::serial_tp(const WorkloadConfig& w, const PassCost& pass) {
-  double t = 0;
-  if (w.parallel.tp == 1) return t;
-  for (const auto& c : pass.tp) {
-    double share = c.exposed_share >= 0 ? c.exposed_share : 1.0 / w.parallel.tp;
-    bool overlapped = (w.parallel.tp_overlap || c.async) && c.overlap_seconds > 0;
-    double bytes = overlapped ? c.bytes * share : c.bytes;
-    if (bytes > 0) t += tp_seconds(w, static_cast<int>(c.kind), bytes);
-  }
-  return t;
+// Serial tensor-parallel time of a layer's passes: with the userbuffers overlap (in effect: estimate()
+// turns it off where the device has none) the exposed share of an overlappable collective
+// (split_tp_overlap), and nothing of the ones Transformer Engine runs asynchronously beside a GEMM without
+// userbuffers. The step builder's tp_plan (megatron_layers.cpp) merges a chunk pass's collectives into one
+// phase: summed per link rather than one after the other (where collectives load different links, the
+// sum of their times overstates the phase), the wires' latency paid once. A MoE layer's pass holds the
+// attention half's (and the shared experts') TP-group collectives; its expert-TP ones travel with the
+// dispatch (ep_cost).
+Estimator::MergedSeconds Estimator::serial_tp(const WorkloadConfig& w,
+                                              std::initializer_list<const PassCost*> passes) {
+  if (w.parallel.tp == 1) return {};
+  std::vector<workload::TpCollective> serial;
+  std::pair<int, std::vector<std::pair<int, double>>> key{w.parallel.tp, {}};
+  for (const PassCost* pass : passes)
+    for (const auto& c : pass->tp) {
+      double share = c.exposed_share >= 0 ? c.exposed_share : 1.0 / w.parallel.tp;
+      bool overlapped = (w.parallel.tp_overlap || c.async) && c.overlap_seconds > 0;
+      double bytes = overlapped ? c.bytes * share : c.bytes;
+      if (bytes <= 0) continue;
+      serial.push_back({c.kind, bytes});
+      key.second.emplace_back(static_cast<int>(c.kind), bytes);
+    }
+  auto it = serial_tp_.find(key);
+  if (it != serial_tp_.end()) return it->second;
+  workload::ParallelLayout layout{.tp = w.parallel.tp, .pp = 1, .dp = 1, .cp = 1};
+  return serial_tp_[key] = merged_seconds(layout.tp_group(0, 0, 0), serial);
 }
 
 // One group's dispatch and combine of one MoE layer, as StepBuilder::ep_plan (moe_step.cpp) runs them:
 // the all-to-all (or all-gather / reduce-scatter) over a rank's EP group and the expert-TP all-gather and
 // reduce-scatter over its ETP group, one after the other; every other group only adds flows to the same
 // links.
-double Estimator::ep_seconds(const WorkloadConfig& w, const RankGroups& g, const workload::MoeTraffic& t) {
-  return ep_cost(w, g, t).seconds;
-}
-
 const Estimator::EpCost& Estimator::ep_cost(const WorkloadConfig& w, const RankGroups& g,
                                             const workload::MoeTraffic& t) {
   const std::vector<int>&ep_group = groups_[static_cast<size_t>(g.ep_id)],
@@ -407,7 +409,9 @@ const Estimator::EpCost& Estimator::ep_cost(const WorkloadConfig& w, const RankG
   EpCost cost;
   if (!steps.empty()) {
     plan::CommPlan merged{network::serial_merge(steps)};
-    cost.seconds = network::idle_plan_time(topo_, merged);
+    network::PhaseCost phase = network::idle_phase_cost(topo_, merged[0]);
+    cost.seconds = phase.total();
+    cost.wire = phase.wire_latency;
     cost.links = profile(network::idle_link_seconds(topo_, merged));
   }
   return ep_costs_.emplace(std::move(key), cost).first->second;
@@ -687,11 +691,13 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
       kCommMargin * exposed_cp({{&dense.recompute, CpPass::recompute}, {&dense.backward, CpPass::backward}},
                                cp_wire_backward),
       0};
+  const MergedSeconds tp_fwd = serial_tp(w, {&dense.forward}),
+                      tp_bwd = serial_tp(w, {&dense.recompute, &dense.backward});
   LayerChain dense_layer{
-      ChainCost{dense.forward.seconds, kCommMargin * serial_tp(w, dense.forward), 0, 0} + cp_fwd,
-      ChainCost{dense.recompute.seconds + dense.backward.seconds,
-                kCommMargin * (serial_tp(w, dense.recompute) + serial_tp(w, dense.backward)), 0, 0} +
-          cp_bwd};
+      ChainCost{dense.forward.seconds, kCommMargin * tp_fwd.per_layer, 0, 0} + cp_fwd,
+      ChainCost{dense.recompute.seconds + dense.backward.seconds, kCommMargin * tp_bwd.per_layer, 0, 0} +
+          cp_bwd,
+      ChainCost{0, kCommMargin * tp_fwd.wire}, ChainCost{0, kCommMargin * tp_bwd.wire}};
   std::optional<workload::MoeLayerCosts> moe_costs;
   if (w.moe.enabled()) moe_costs = workload::moe_layer_costs(w, mb, cm, dense);
   const ShardingSlowdown sharding = sharding_slowdown(w, dense, moe_costs ? &*moe_costs : nullptr);
@@ -756,6 +762,10 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
           fwd.cp += kCommMargin * cp_wire_forward;
           bwd.cp += kCommMargin * cp_wire_backward;
         }
+        // The merged phases' wires, once per chunk pass: the dense layers' and (phases of their own) the
+        // MoE layers'.
+        if (layers - moe > 0) fwd = fwd + dense_layer.once_forward, bwd = bwd + dense_layer.once_backward;
+        if (moe > 0) fwd = fwd + moe_layer.once_forward, bwd = bwd + moe_layer.once_backward;
         body = body + (fwd + bwd) * m;
         if (c == 0) first_forward = fwd, first_backward = bwd;
       }
@@ -808,31 +818,40 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
 // dispatch and combine after them (pairs: a fully recomputed forward dispatches again in the backward), or
 // beside the shared experts with moe.overlap: dispatch. Without that overlap the block also waits for the
 // host (moe.host_*): attention + max(block + dispatch, host) is below what the builder's stall gives,
-// since the contended dispatch is never shorter than ep_seconds' idle one.
+// since the contended dispatch is never shorter than ep_cost's idle one. The builder merges a chunk
+// pass's dispatches into one phase (ep_phase_plan), whose wires' latency is paid once: per layer the
+// dispatch counts without it (`transfer`), and the chunk pass adds it once where nothing hides it; the host
+// stall and the combined pair's floor subtract the dispatch with it, which only lowers them.
 Estimator::LayerChain Estimator::moe_chain(const WorkloadConfig& w, const RankGroups& g,
                                            const workload::MoeLayerCosts& moe, const ChainCost& cp_fwd,
                                            const ChainCost& cp_bwd) {
-  double dispatch = kCommMargin * ep_seconds(w, g, moe.traffic);
+  const EpCost& ep = ep_cost(w, g, moe.traffic);
+  double dispatch = kCommMargin * ep.seconds, transfer = kCommMargin * (ep.seconds - ep.wire);
   bool overlap = w.moe.overlap == workload::MoeOverlap::dispatch && w.moe.shared_experts > 0;
   // Combined 1F1B runs the steady state's all-to-alls beside the other pass's compute: none counted.
   bool combined = w.moe.overlap == workload::MoeOverlap::combined_1f1b;
   double pairs_bwd = w.training.recompute == workload::Recompute::full ? 2 : 1;
   auto pass = [&](double seconds, double block, double shared, double host, double pairs) {
-    double d = pairs * dispatch;
-    if (overlap) return ChainCost{seconds, 0, 0, std::max(0.0, d - shared)};
+    if (overlap) return ChainCost{seconds, 0, 0, std::max(0.0, pairs * transfer - shared)};
     if (combined) return ChainCost{seconds, 0, 0, 0};  // the pair's host floor: below
-    double stall = std::max(0.0, host - block - d);    // the host's time beyond the block and dispatch
-    return ChainCost{seconds + stall, 0, 0, d};
+    double stall =
+        std::max(0.0, host - block - pairs * dispatch);  // the host's time beyond the block and dispatch
+    return ChainCost{seconds + stall, 0, 0, pairs * transfer};
   };
+  const MergedSeconds tp_fwd = serial_tp(w, {&moe.layer.forward}),
+                      tp_bwd = serial_tp(w, {&moe.layer.recompute, &moe.layer.backward});
+  const double ep_wire = overlap || combined ? 0 : kCommMargin * ep.wire;
   LayerChain out;
   out.forward = pass(moe.layer.forward.seconds, moe.block_forward_seconds, moe.shared_forward_seconds,
                      w.moe.host_forward_s, 1) +
                 cp_fwd;
-  out.forward.tp = kCommMargin * serial_tp(w, moe.layer.forward);
+  out.forward.tp = kCommMargin * tp_fwd.per_layer;
+  out.once_forward = ChainCost{0, kCommMargin * tp_fwd.wire, 0, ep_wire};
   out.backward = pass(moe.layer.recompute.seconds + moe.layer.backward.seconds, moe.block_backward_seconds,
                       moe.shared_backward_seconds, w.moe.host_backward_s, pairs_bwd) +
                  cp_bwd;
-  out.backward.tp = kCommMargin * (serial_tp(w, moe.layer.recompute) + serial_tp(w, moe.layer.backward));
+  out.backward.tp = kCommMargin * tp_bwd.per_layer;
+  out.once_backward = ChainCost{0, kCommMargin * tp_bwd.wire, 0, ep_wire};
   if (combined) {
     // A paired layer lasts at least both passes' host time (moe_combined_1f1b.cpp); its segments are never
     // shorter than its compute and its all-to-alls side by side, so their sum hides no more than this.

@@ -22,10 +22,12 @@
 // candidates about to be simulated, the whole step's load on the busiest link.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "podsim/calibration/compute_model.hpp"
@@ -75,7 +77,14 @@ class Estimator {
  private:
   // estimate() of a workload whose tp_overlap is the one in effect on the device.
   CandidateEstimate estimate_as_built(const workload::WorkloadConfig& w);
-  double tp_seconds(const workload::WorkloadConfig& w, int kind, double bytes);
+  // Idle-network seconds of a pass's collectives in `group`, merged into one phase as the step builder
+  // merges a chunk pass's (serial_merge of the per-layer collectives scaled by the layers): per layer
+  // without the wires' latency, which the merged phase pays once per chunk pass.
+  struct MergedSeconds {
+    double per_layer = 0, wire = 0;
+  };
+  MergedSeconds merged_seconds(const std::vector<int>& group,
+                               const std::vector<workload::TpCollective>& per_layer);
   // One rank's groups whose collectives the bound times, and the pipeline columns it follows (a column:
   // one rank per stage, the stages' ranks of one tp x cp x dp position), by layout (plan_bound.cpp).
   // Groups are interned: a cache key compares an id rather than a few hundred ranks.
@@ -146,14 +155,21 @@ class Estimator {
   std::map<std::tuple<int, int, int, int, bool, int, bool, bool>, std::vector<int>> blocking_calls_;
   struct LayerChain {
     ChainCost forward, backward;  // backward with its recomputation
+    // Paid once per chunk pass that holds such layers: the wires' latency of the phases the step builder
+    // merges a chunk pass's collectives into (tensor-parallel, and the expert-parallel dispatch).
+    ChainCost once_forward, once_backward;
   };
-  double serial_tp(const workload::WorkloadConfig& w, const workload::PassCost& pass);
+  // The serial tensor-parallel collectives of a layer's passes (the backward's: recompute and backward),
+  // merged as the step builder's tp_plan merges a chunk pass's (plan_bound.cpp).
+  MergedSeconds serial_tp(const workload::WorkloadConfig& w,
+                          std::initializer_list<const workload::PassCost*> passes);
+  std::map<std::pair<int, std::vector<std::pair<int, double>>>, MergedSeconds>
+      serial_tp_;  // (tp, collectives)
   // A rank's expert-parallel group's dispatch and combine: idle-network seconds, and its link profile.
   struct EpCost {
-    double seconds = 0;
+    double seconds = 0, wire = 0;  // seconds with the wires' latency, which is also given apart
     int links = -1;
   };
-  double ep_seconds(const workload::WorkloadConfig& w, const RankGroups& g, const workload::MoeTraffic& t);
   const EpCost& ep_cost(const workload::WorkloadConfig& w, const RankGroups& g,
                         const workload::MoeTraffic& t);
   // ep_cost by what it depends on (the EP and ETP groups, dispatcher, the traffic's bytes): a search
@@ -184,7 +200,6 @@ class Estimator {
   std::optional<calibration::ComputeModel> cm_;  // every candidate has the same precision
   // (schedule, p, m, v, combined, microbatch group) -> peak passes in flight per stage
   std::map<std::tuple<int, int, int, int, bool, int>, std::vector<int>> peaks_;
-  std::map<std::tuple<int, int, double>, double> collectives_;  // (tp, kind, bytes)
   // A data-parallel collective's idle-network seconds in an interned group (data_parallel_collective's
   // algorithm).
   double group_seconds(const workload::ParallelConfig& p, int group, network::CollectiveKind kind,

@@ -834,8 +834,8 @@ Estimator::LayerChain Estimator::moe_chain(const WorkloadConfig& w, const RankGr
   auto pass = [&](double seconds, double block, double shared, double host, double pairs) {
     if (overlap) return ChainCost{seconds, 0, 0, std::max(0.0, pairs * transfer - shared)};
     if (combined) return ChainCost{seconds, 0, 0, 0};  // the pair's host floor: below
-    double stall =
-        std::max(0.0, host - block - pairs * dispatch);  // the host's time beyond the block and dispatch
+    // The host's time beyond the block and the dispatch.
+    double stall = std::max(0.0, host - block - pairs * dispatch);
     return ChainCost{seconds + stall, 0, 0, pairs * transfer};
   };
   const MergedSeconds tp_fwd = serial_tp(w, {&moe.layer.forward}),

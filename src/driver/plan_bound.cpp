@@ -337,18 +337,6 @@ double Estimator::cp_step_seconds(const WorkloadConfig& w, double bytes) {
   return cost.total() - cost.wire_latency;
 }
 
-// One context-parallel group's collectives of a layer's pass, as the step builder's cp_collective_plan
-// (megatron_overlap.cpp) runs them: merged into one phase (serial_merge) that a chunk pass scales by its
-// layers, so the wires' latency is paid once per chunk pass, not per layer: it is left out of the seconds
-// per layer returned and given apart in `wire`.
-double Estimator::cp_gather_seconds(const WorkloadConfig& w,
-                                    const std::vector<workload::TpCollective>& per_layer, double& wire) {
-  workload::ParallelLayout layout{.tp = w.parallel.tp, .pp = 1, .dp = 1, .cp = w.parallel.cp};
-  MergedSeconds merged = merged_seconds(layout.cp_group(0, 0, 0), per_layer);
-  wire = merged.wire;
-  return merged.per_layer;
-}
-
 // Serial tensor-parallel time of a layer's passes: with the userbuffers overlap (in effect: estimate()
 // turns it off where the device has none) the exposed share of an overlappable collective
 // (split_tp_overlap), and nothing of the ones Transformer Engine runs asynchronously beside a GEMM without
@@ -360,19 +348,18 @@ double Estimator::cp_gather_seconds(const WorkloadConfig& w,
 Estimator::MergedSeconds Estimator::serial_tp(const WorkloadConfig& w,
                                               std::initializer_list<const PassCost*> passes) {
   if (w.parallel.tp == 1) return {};
-  std::vector<workload::TpCollective> serial;
-  std::pair<int, std::vector<std::pair<int, double>>> key{w.parallel.tp, {}};
+  std::pair<int, std::vector<std::pair<int, double>>> key{w.parallel.tp, {}};  // (kind, bytes) serial
   for (const PassCost* pass : passes)
     for (const auto& c : pass->tp) {
       double share = c.exposed_share >= 0 ? c.exposed_share : 1.0 / w.parallel.tp;
       bool overlapped = (w.parallel.tp_overlap || c.async) && c.overlap_seconds > 0;
       double bytes = overlapped ? c.bytes * share : c.bytes;
-      if (bytes <= 0) continue;
-      serial.push_back({c.kind, bytes});
-      key.second.emplace_back(static_cast<int>(c.kind), bytes);
+      if (bytes > 0) key.second.emplace_back(static_cast<int>(c.kind), bytes);
     }
   auto it = serial_tp_.find(key);
   if (it != serial_tp_.end()) return it->second;
+  std::vector<workload::TpCollective> serial;
+  for (auto [kind, bytes] : key.second) serial.push_back({static_cast<network::CollectiveKind>(kind), bytes});
   workload::ParallelLayout layout{.tp = w.parallel.tp, .pp = 1, .dp = 1, .cp = 1};
   return serial_tp_[key] = merged_seconds(layout.tp_group(0, 0, 0), serial);
 }
@@ -661,36 +648,33 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
   auto head = workload::head_costs(w, mb, cm);
   // Ring attention (megatron_overlap.cpp): per layer and pass, cp-1 KV steps overlap cp-1 of the cp
   // attention blocks; what the transfers take beyond those blocks is exposed. The slowdown of overlapped
-  // compute is left out (it only adds). The all-gather variant's collectives run serially, merged per
-  // pass as the builder merges them (one group's idle-network time).
-  // `wire`: the all-gather variant's wires' latency, paid once per chunk pass (cp_gather_seconds).
-  auto exposed_cp = [&](std::initializer_list<std::pair<const PassCost*, workload::CpPass>> passes,
-                        double& wire) {
-    wire = 0;
-    if (w.parallel.cp == 1) return 0.0;
-    double cp = w.parallel.cp, t = 0;
+  // compute is left out (it only adds). The all-gather variant's collectives run serially, merged into one
+  // phase per chunk pass as the builder's cp_collective_plan merges them (one group's idle-network time, the
+  // wires' latency apart: paid once per chunk pass).
+  auto exposed_cp = [&](std::initializer_list<std::pair<const PassCost*, workload::CpPass>> passes) {
+    MergedSeconds out;
+    if (w.parallel.cp == 1) return out;
+    double cp = w.parallel.cp;
     if (w.parallel.cp_algorithm == workload::CpAlgorithm::all_gather) {
       std::vector<workload::TpCollective> per_layer;
       for (const auto& [cost, which] : passes)
         for (const auto& c : workload::cp_gather_collectives(w, mb, which)) per_layer.push_back(c);
-      return cp_gather_seconds(w, per_layer, wire);
+      workload::ParallelLayout layout{.tp = w.parallel.tp, .pp = 1, .dp = 1, .cp = w.parallel.cp};
+      return merged_seconds(layout.cp_group(0, 0, 0), per_layer);
     }
     for (const auto& [cost, which] : passes) {
       double bytes = workload::cp_ring_step_bytes(w, mb, which);
       if (bytes <= 0 || cost->attention_seconds <= 0) continue;
-      t += std::max(0.0, (cp - 1) * (cp_step_seconds(w, bytes) - cost->attention_seconds / cp));
+      out.per_layer += std::max(0.0, (cp - 1) * (cp_step_seconds(w, bytes) - cost->attention_seconds / cp));
     }
-    return t;
+    return out;
   };
   using workload::CpPass;
-  double cp_wire_forward = 0, cp_wire_backward = 0;
-  const ChainCost cp_fwd{0, 0, kCommMargin * exposed_cp({{&dense.forward, CpPass::forward}}, cp_wire_forward),
-                         0};
-  const ChainCost cp_bwd{
-      0, 0,
-      kCommMargin * exposed_cp({{&dense.recompute, CpPass::recompute}, {&dense.backward, CpPass::backward}},
-                               cp_wire_backward),
-      0};
+  const MergedSeconds cp_forward = exposed_cp({{&dense.forward, CpPass::forward}}),
+                      cp_backward = exposed_cp(
+                          {{&dense.recompute, CpPass::recompute}, {&dense.backward, CpPass::backward}});
+  const ChainCost cp_fwd{0, 0, kCommMargin * cp_forward.per_layer, 0},
+      cp_bwd{0, 0, kCommMargin * cp_backward.per_layer, 0};
   const MergedSeconds tp_fwd = serial_tp(w, {&dense.forward}),
                       tp_bwd = serial_tp(w, {&dense.recompute, &dense.backward});
   LayerChain dense_layer{
@@ -759,8 +743,8 @@ CandidateEstimate Estimator::estimate_as_built(const WorkloadConfig& w) {
         fwd.compute += fwd_slowed;
         bwd.compute += bwd_slowed;
         if (layers > 0) {  // the all-gather variant's merged collectives: their wires once per chunk pass
-          fwd.cp += kCommMargin * cp_wire_forward;
-          bwd.cp += kCommMargin * cp_wire_backward;
+          fwd.cp += kCommMargin * cp_forward.wire;
+          bwd.cp += kCommMargin * cp_backward.wire;
         }
         // The merged phases' wires, once per chunk pass: the dense layers' and (phases of their own) the
         // MoE layers'.

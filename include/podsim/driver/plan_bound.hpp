@@ -190,11 +190,6 @@ class Estimator {
                                            double windowed, double window_forward, double window_backward);
   // Idle-network seconds of one context-parallel ring step of that many bytes (one ring, rank 0's).
   double cp_step_seconds(const workload::WorkloadConfig& w, double bytes);
-  // Idle-network seconds per layer of the all-gather variant's collectives of a pass over the first
-  // context-parallel group, merged as the step builder runs them; the wires' latency (once per chunk pass)
-  // apart in `wire`.
-  double cp_gather_seconds(const workload::WorkloadConfig& w,
-                           const std::vector<workload::TpCollective>& per_layer, double& wire);
   const calibration::ComputeModel& compute_model(const workload::WorkloadConfig& w);
   const topology::Topology& topo_;
   std::optional<calibration::ComputeModel> cm_;  // every candidate has the same precision
